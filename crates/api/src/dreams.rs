@@ -767,10 +767,11 @@ pub(crate) fn offer_note(offer: ClaudeCodeOffer) -> Option<String> {
 }
 
 impl Mneme {
-    /// The offset is the zone's now: each operation builds its own, so a daily log written
-    /// after a daylight-saving change gets that day's date.
+    /// Dates in the facade's zone, asked for each instant: a daily log written after a
+    /// daylight-saving change gets that day's date, and one dream dates each file it reads with
+    /// the offset in force when it was written.
     pub(crate) fn dreams(&self) -> Dreams {
-        Dreams::new(self.env.clone(), self.clock.clone()).with_utc_offset(self.utc_offset())
+        Dreams::new(self.env.clone(), self.clock.clone()).with_local_zone(self.zone.clone())
     }
 
     /// The folder's dream target and gate 0, resolved like every other screen's folder (the

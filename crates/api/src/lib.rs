@@ -23,7 +23,6 @@ mod error;
 mod files;
 mod graph;
 mod inbox;
-mod local_time;
 mod memories;
 mod memory_dir;
 mod merge;
@@ -81,7 +80,7 @@ pub use team::{
 };
 pub use mneme_store::memdir::{AddedIndexLine, MergedFile, SkippedFile};
 pub use mneme_core::{Clock, FixedClock, SystemClock};
-pub use local_time::{LocalZone, UnknownZone};
+pub use mneme_store::local_time::{LocalZone, UnknownZone};
 pub use mneme_store::projects::ProjectInfo;
 pub use mneme_store::memdir::{EmptiedTrash, Health, TrashListing};
 pub use mneme_store::{Environment, NoHome};

@@ -313,6 +313,12 @@ pub fn local_date(ns: i128, utc_offset_secs: i32) -> Date {
         .map_or(Date::MIN, |t| t.date())
 }
 
+/// The calendar date of `ns` nanoseconds since the epoch in `zone`, with the offset in force
+/// at that instant (summer or winter time), as Claude Code's runtime dates each instant.
+pub fn local_date_in(ns: i128, zone: &mneme_store::local_time::LocalZone) -> Date {
+    local_date(ns, zone.offset_at_unix_ns(ns))
+}
+
 /// Parses `YYYY-MM-DD` at the start of `s` (a `created:` value may carry a time after it).
 pub fn parse_iso_date(s: &str) -> Option<Date> {
     let s = s.trim().trim_matches(['"', '\'']);

@@ -53,6 +53,7 @@ use mneme_core::Clock;
 use mneme_core::versions::Profile;
 use mneme_model::{Cancel, Provider};
 use mneme_store::file_lock::FileLock;
+use mneme_store::local_time::LocalZone;
 use mneme_store::memdir::{Memdir, MemdirError, Revision};
 use mneme_store::session::SessionMemory;
 use mneme_store::Environment;
@@ -134,7 +135,11 @@ const INTERRUPTED_NOTE: &str =
 pub struct Dreams {
     env: Environment,
     clock: Arc<dyn Clock>,
-    utc_offset_secs: i32,
+    /// The local time zone, asked for the offset of each instant dated (now, the day each file
+    /// was written, the last consolidation), so one dream dates files from both sides of a
+    /// daylight-saving change as the clock showed each, and a long-lived engine (the
+    /// scheduler's) keeps writing the local day after such a change.
+    zone: LocalZone,
     scheduler: Arc<Scheduler>,
     /// Thresholds given by the caller ([`Dreams::with_config`]); otherwise the server flag's,
     /// read again before each check.
@@ -179,12 +184,19 @@ impl DreamSite {
 
 impl Dreams {
     pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Self {
-        Dreams { env, clock, utc_offset_secs: 0, scheduler: Arc::new(Scheduler::new(DreamConfig::default())), config_fixed: false }
+        Dreams { env, clock, zone: LocalZone::default(), scheduler: Arc::new(Scheduler::new(DreamConfig::default())), config_fixed: false }
     }
 
-    /// The machine's offset from UTC (local dates for logs and relative dates).
-    pub fn with_utc_offset(mut self, secs: i32) -> Self {
-        self.utc_offset_secs = secs;
+    /// One offset from UTC, in seconds east, for every instant (tests, and callers that chose
+    /// one on purpose).
+    pub fn with_utc_offset(self, secs: i32) -> Self {
+        self.with_local_zone(LocalZone::Fixed(secs))
+    }
+
+    /// Local dates (daily logs, relative dates made absolute) in `zone`, asked for each instant:
+    /// front ends pass the system's, as Claude Code's runtime uses it.
+    pub fn with_local_zone(mut self, zone: LocalZone) -> Self {
+        self.zone = zone;
         self
     }
 
@@ -476,11 +488,7 @@ impl Dreams {
 
     fn offline(&self, target: &DreamTarget, since: Option<SystemTime>) -> Result<Produced, DreamError> {
         let memdir = self.memdir_for_dream(&target.memory_dir);
-        let plan = offline::consolidate_in_zone(
-            &memdir,
-            OfflineOptions { utc_offset_secs: self.utc_offset_secs, since, now: self.clock.now() },
-            &self.offset_at(),
-        )?;
+        let plan = offline::consolidate(&memdir, OfflineOptions { zone: self.zone.clone(), since, now: self.clock.now() })?;
         Ok(Produced {
             changeset: plan.changeset,
             summary: plan.summary,
@@ -491,24 +499,6 @@ impl Dreams {
             accounted: plan.accounted,
             release: *memdir.release(),
         })
-    }
-
-    /// The local offset at any time, from the zone the environment names (`TZ`, else the
-    /// system's), for dates local to when a file was written. Trusted only when that zone agrees
-    /// with the offset this engine was given for now: otherwise the caller chose another
-    /// offset (a fixed one, a test's) and that one offset stands for every time, as before.
-    /// Asked lazily: a dream with no relative date to rewrite runs no `date` at all.
-    fn offset_at(&self) -> impl Fn(i128) -> Option<i32> + '_ {
-        let tz = self.env.var("TZ");
-        let now_secs = i64::try_from(lock::ns_since_epoch(self.clock.now()) / 1_000_000_000).unwrap_or(i64::MAX);
-        let agrees = std::cell::OnceCell::new();
-        move |ns: i128| {
-            let secs = i64::try_from(ns.div_euclid(1_000_000_000)).ok()?;
-            if !*agrees.get_or_init(|| offline::zone_offset_at(tz, now_secs) == Some(self.utc_offset_secs)) {
-                return None;
-            }
-            offline::zone_offset_at(tz, secs)
-        }
     }
 
     async fn with_model(
@@ -944,12 +934,12 @@ impl Dreams {
 
     /// Appends one bullet to today's daily log of `memory_dir`.
     pub fn log(&self, memory_dir: &Path, text: &str) -> Result<LogAppended, DreamError> {
-        logs::append_log(&self.memdir(memory_dir), &*self.clock, self.utc_offset_secs, text)
+        logs::append_log(&self.memdir(memory_dir), &*self.clock, &self.zone, text)
     }
 
     /// The daily log of `date` (`None`: today, local time): its path and text, if it exists.
     pub fn read_log(&self, memory_dir: &Path, date: Option<time::Date>) -> Result<(PathBuf, Option<String>), DreamError> {
-        let date = date.unwrap_or_else(|| dates::local_date(lock::ns_since_epoch(self.clock.now()), self.utc_offset_secs));
+        let date = date.unwrap_or_else(|| dates::local_date_in(lock::ns_since_epoch(self.clock.now()), &self.zone));
         let path = logs::log_path(memory_dir, date);
         let text = read_contained(memory_dir, &logs::log_rel_path(date), LOG_READ_CAP)?;
         Ok((path, text.map(|b| String::from_utf8_lossy(&b).into_owned())))

@@ -16,6 +16,7 @@
 use crate::dates::{self, iso};
 use crate::error::DreamError;
 use mneme_core::{Clock, MemoryType};
+use mneme_store::local_time::LocalZone;
 use mneme_store::memdir::{Memdir, MemdirError, Revision};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -62,13 +63,16 @@ pub struct LogAppended {
 
 /// Appends one timestamped bullet (`- HH:MM text`, local time) to today's log, creating the
 /// file and its folders on first use. Line breaks in `text` become spaces: one entry, one line.
-pub fn append_log(memdir: &Memdir, clock: &dyn Clock, utc_offset_secs: i32, text: &str) -> Result<LogAppended, DreamError> {
+/// The date and time are `zone`'s at this instant: the day and the `HH:MM` the clock shows, as
+/// Claude Code's runtime has them, whatever the offset was when the caller started.
+pub fn append_log(memdir: &Memdir, clock: &dyn Clock, zone: &LocalZone, text: &str) -> Result<LogAppended, DreamError> {
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.is_empty() {
         return Err(DreamError::Invalid("the log entry is empty; write what happened or what to remember".into()));
     }
-    let offset = time::UtcOffset::from_whole_seconds(utc_offset_secs).unwrap_or(time::UtcOffset::UTC);
-    let now = time::OffsetDateTime::from(clock.now()).to_offset(offset);
+    let at = clock.now();
+    let offset = time::UtcOffset::from_whole_seconds(zone.offset_at(at)).unwrap_or(time::UtcOffset::UTC);
+    let now = time::OffsetDateTime::from(at).to_offset(offset);
     let rel = log_rel_path(now.date());
     let line = format!("- {:02}:{:02} {text}", now.hour(), now.minute());
     // Another writer (Claude Code's assistant session) may append between our read and our
@@ -234,16 +238,16 @@ mod tests {
         // 2026-05-06T23:30Z: at UTC+1 it is already 00:30 on May 7th.
         let clock = FixedClock::at_unix_secs(1_778_110_200);
         let m = Memdir::new(&mem, d.path().join("trash"), Arc::new(clock));
-        let a = append_log(&m, &clock, 3600, "I prefer  tabs\nover spaces").unwrap();
+        let a = append_log(&m, &clock, &LocalZone::Fixed(3600), "I prefer  tabs\nover spaces").unwrap();
         assert_eq!(a.line, "- 00:30 I prefer tabs over spaces");
         assert_eq!(a.date, "2026-05-07");
         assert_eq!(a.path, mem.join("logs/2026/05/2026-05-07.md"));
         // A hand-written log without a final newline keeps every byte.
         std::fs::write(&a.path, "# May 7\n- 00:01 earlier").unwrap();
-        append_log(&m, &clock, 3600, "second").unwrap();
+        append_log(&m, &clock, &LocalZone::Fixed(3600), "second").unwrap();
         assert_eq!(std::fs::read_to_string(&a.path).unwrap(), "# May 7\n- 00:01 earlier\n- 00:30 second\n");
-        assert_eq!(append_log(&m, &clock, 0, " \n ").unwrap_err().code(), "invalid-input");
-        append_log(&m, &clock, 0, "late evening").unwrap();
+        assert_eq!(append_log(&m, &clock, &LocalZone::Fixed(0), " \n ").unwrap_err().code(), "invalid-input");
+        append_log(&m, &clock, &LocalZone::Fixed(0), "late evening").unwrap();
         assert!(mem.join("logs/2026/05/2026-05-06.md").exists(), "UTC date at offset 0");
     }
 

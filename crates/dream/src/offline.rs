@@ -40,6 +40,7 @@ use mneme_agent::{Changeset, FileChange};
 use mneme_core::frontmatter;
 use mneme_core::text::utf16_len;
 use mneme_core::MemoryType;
+use mneme_store::local_time::LocalZone;
 use mneme_store::memdir::{
     loaded_index_lines_as, new_memory_content, parse_index, render_entry, slugify, IndexDoc, Memdir, Scope, INDEX_FILE,
     LONG_INDEX_LINE_UNITS,
@@ -60,10 +61,12 @@ const OVERFLOW_NAME: &str = "Older index entries";
 const OVERFLOW_HOOK: &str = "index lines moved out of MEMORY.md to keep it within Claude Code's 200-line / 25,000-character cap";
 
 /// What the offline dream needs besides the folder.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct OfflineOptions {
-    /// The machine's offset from UTC: dates are local, as Claude Code's are.
-    pub utc_offset_secs: i32,
+    /// The local time zone: dates are local, as Claude Code's are, each with the offset in force
+    /// at its own instant (the day a file was written, the last consolidation, now), so a dream
+    /// over files from both sides of a daylight-saving change dates each as the clock showed it.
+    pub zone: LocalZone,
     /// The previous consolidation (the lock's mtime before this dream); logs are read from there.
     pub since: Option<SystemTime>,
     /// Now, from the injected clock.
@@ -138,9 +141,6 @@ impl Doc {
 struct Work<'a> {
     memdir: &'a Memdir,
     opts: OfflineOptions,
-    /// The local zone's offset at a time (ns since the epoch), when it is known; otherwise the
-    /// one offset of [`OfflineOptions::utc_offset_secs`] stands for every time.
-    offset_at: &'a dyn Fn(i128) -> Option<i32>,
     docs: BTreeMap<String, Doc>,
     /// Private files that `team/MEMORY.md` points at: not merged away, so the team index is
     /// never edited behind the team's back.
@@ -195,12 +195,13 @@ fn shorten(text: &str, max: usize) -> String {
     format!("{}…", out.trim_end_matches([',', ';', ':', '.', ' ', '—', '-']))
 }
 
-fn local_date_of(ns: i128, offset: i32) -> time::Date {
-    dates::local_date(ns, offset)
-}
-
 impl<'a> Work<'a> {
-    fn load(memdir: &'a Memdir, opts: OfflineOptions, offset_at: &'a dyn Fn(i128) -> Option<i32>) -> Result<Work<'a>, DreamError> {
+    /// The local date of `ns` (nanoseconds since the epoch), with the offset in force then.
+    fn local_date_of(&self, ns: i128) -> time::Date {
+        dates::local_date_in(ns, &self.opts.zone)
+    }
+
+    fn load(memdir: &'a Memdir, opts: OfflineOptions) -> Result<Work<'a>, DreamError> {
         let scan = memdir.scan()?;
         let mut docs = BTreeMap::new();
         for f in scan.files.iter().filter(|f| f.scope == Scope::Private) {
@@ -227,7 +228,6 @@ impl<'a> Work<'a> {
         Ok(Work {
             memdir,
             opts,
-            offset_at,
             docs,
             team_linked,
             notes: Vec::new(),
@@ -252,14 +252,17 @@ impl<'a> Work<'a> {
     // ---- Phase 2/3: daily logs -------------------------------------------------------
 
     fn distil_logs(&mut self) {
-        let offset = self.opts.utc_offset_secs;
         // Checked: the lock's mtime is whatever the file system stores, and a date past the
         // year 9999 has no calendar date here (`OffsetDateTime::from` panicked, the failed dream
         // rolled that mtime back, and every dream after it failed the same way). No local
-        // date, no cut by time of day; the mtime filter below still applies.
+        // date, no cut by time of day; the mtime filter below still applies. The time of day
+        // is the clock's when the last dream ran: a log's bullets carry the time the clock
+        // showed as they were written, and a daylight-saving change since then must not move
+        // the cut an hour.
         let since_local = self.opts.since.and_then(|t| {
-            let o = time::UtcOffset::from_whole_seconds(offset).unwrap_or(time::UtcOffset::UTC);
-            let dt = time::OffsetDateTime::from_unix_timestamp_nanos(ns_since_epoch(t)).ok()?.checked_to_offset(o)?;
+            let ns = ns_since_epoch(t);
+            let o = time::UtcOffset::from_whole_seconds(self.opts.zone.offset_at_unix_ns(ns)).unwrap_or(time::UtcOffset::UTC);
+            let dt = time::OffsetDateTime::from_unix_timestamp_nanos(ns).ok()?.checked_to_offset(o)?;
             Some((dt.date(), (dt.hour(), dt.minute())))
         });
         let since_ns = self.opts.since.map(ns_since_epoch);
@@ -350,13 +353,14 @@ impl<'a> Work<'a> {
     // ---- Phase 3: relative dates ------------------------------------------------------
 
     fn absolutize_dates(&mut self) {
-        let offset = self.opts.utc_offset_secs;
         let now_ns = ns_since_epoch(self.opts.now);
-        let today = local_date_of(now_ns, offset);
+        let today = self.local_date_of(now_ns);
         let rels: Vec<String> = self.editable().filter(|(_, d)| d.original.is_some()).map(|(r, _)| r.clone()).collect();
         let mut ahead = Vec::new();
         for rel in rels {
-            let offset_at = self.offset_at;
+            // The day the file was written is the day on the clock where it was written: the
+            // offset in force then, which across a daylight-saving change is not today's.
+            let written = self.local_date_of(self.docs[&rel].mtime_ns);
             let doc = self.docs.get_mut(&rel).expect("listed");
             let content = doc.current.clone().unwrap_or_default();
             let parsed = frontmatter::parse(&content);
@@ -375,7 +379,8 @@ impl<'a> Work<'a> {
                 done.extend(head_done);
                 (new_head, new_body, done)
             };
-            let (mut new_head, mut new_body, mut done) = rewrite(created.unwrap_or_else(|| local_date_of(doc.mtime_ns, offset)));
+            let on = created.unwrap_or(written);
+            let (new_head, new_body, done) = rewrite(on);
             if done.is_empty() {
                 continue;
             }
@@ -386,19 +391,6 @@ impl<'a> Work<'a> {
                 ahead.push(rel.clone());
                 continue;
             }
-            // The day the file was written is the day on the clock where it was written: the
-            // offset in force then, which across a daylight-saving change is not today's. Asked
-            // only for files with something to rewrite.
-            let on = match created {
-                Some(c) => c,
-                None => {
-                    let then = local_date_of(doc.mtime_ns, offset_at(doc.mtime_ns).unwrap_or(offset));
-                    if then != local_date_of(doc.mtime_ns, offset) {
-                        (new_head, new_body, done) = rewrite(then);
-                    }
-                    then
-                }
-            };
             // The lines that changed are rewrites, not losses: say so for the safety net.
             let old_lines: Vec<&str> = content.split('\n').collect();
             let new_text = format!("{new_head}{new_body}");
@@ -852,7 +844,7 @@ impl<'a> Work<'a> {
         let hook = e.hook.clone().filter(|h| !h.trim().is_empty());
         let name = if title.trim().is_empty() { stem.to_string() } else { title.trim().to_string() };
         let description = shorten(hook.as_deref().unwrap_or(&name), TARGET_INDEX_LINE_UNITS);
-        let day = iso(local_date_of(ns_since_epoch(self.opts.now), self.opts.utc_offset_secs));
+        let day = iso(self.local_date_of(ns_since_epoch(self.opts.now)));
         let body = format!(
             "{}\n\nWritten back by a Mneme dream on {day} from this memory's line in MEMORY.md: the file the line pointed at was missing.",
             hook.as_deref().unwrap_or(&name).trim()
@@ -1009,7 +1001,7 @@ impl<'a> Work<'a> {
         let moved_entries = ranked.len() - lo;
         let block = format!(
             "## Moved from MEMORY.md on {}\n\n{}\n",
-            iso(local_date_of(ns_since_epoch(self.opts.now), self.opts.utc_offset_secs)),
+            iso(self.local_date_of(ns_since_epoch(self.opts.now))),
             moved.join("\n")
         );
         *doc = fitted;
@@ -1173,59 +1165,12 @@ fn absolutize_description(head: &str, on: time::Date) -> (String, Vec<dates::Con
 
 /// Plans an offline dream of `memdir`. Reads only; apply the plan's changeset to make it so.
 pub fn consolidate(memdir: &Memdir, opts: OfflineOptions) -> Result<Plan, DreamError> {
-    consolidate_in_zone(memdir, opts, &|_| None)
-}
-
-/// [`consolidate`] where the local offset at any time is known (`offset_at`, given ns since
-/// the epoch; `None` where it is not): a relative date is made absolute against the day the
-/// file was written as the clock showed it then, summer time or not.
-pub fn consolidate_in_zone(memdir: &Memdir, opts: OfflineOptions, offset_at: &dyn Fn(i128) -> Option<i32>) -> Result<Plan, DreamError> {
-    let mut w = Work::load(memdir, opts, offset_at)?;
+    let mut w = Work::load(memdir, opts)?;
     w.distil_logs();
     w.absolutize_dates();
     let merged = w.merge_duplicates();
     let index = w.reindex(&merged)?;
     Ok(w.into_plan(index))
-}
-
-/// The offset from UTC, in seconds east, that the time zone `tz` (the system's when `None`)
-/// had at `secs` since the epoch, asked of `date` (GNU's `-d @secs`, else BSD's `-r secs`): a
-/// process with threads cannot read the zone soundly itself, and `date` knows both the tz
-/// database and POSIX zone strings. `None` when no `date` answers (Windows).
-pub fn zone_offset_at(tz: Option<&str>, secs: i64) -> Option<i32> {
-    ask_date_offset(tz, &["-d".into(), format!("@{secs}"), "+%z".into()]).or_else(|| ask_date_offset(tz, &["-r".into(), secs.to_string(), "+%z".into()]))
-}
-
-/// The offset `tz` (the system's when `None`) has now, asked of `date` as [`zone_offset_at`]
-/// does; the scheduler asks before each dream, so a daemon running across a daylight-saving
-/// change or a move keeps writing the local day.
-pub fn zone_offset_now(tz: Option<&str>) -> Option<i32> {
-    ask_date_offset(tz, &["+%z".into()])
-}
-
-/// `date ARGS` under `tz` (with the caller's `TZ` removed when `None`), read as `±hhmm`.
-fn ask_date_offset(tz: Option<&str>, args: &[String]) -> Option<i32> {
-    let mut cmd = std::process::Command::new("date");
-    cmd.args(args).env_remove("TZ").stdin(std::process::Stdio::null()).stderr(std::process::Stdio::null());
-    if let Some(tz) = tz {
-        cmd.env("TZ", tz);
-    }
-    let out = cmd.output().ok().filter(|o| o.status.success())?;
-    parse_numeric_offset(std::str::from_utf8(&out.stdout).ok()?.trim())
-}
-
-/// `±hhmm`, as `date +%z` prints it.
-fn parse_numeric_offset(s: &str) -> Option<i32> {
-    let (sign, digits) = match s.as_bytes().first()? {
-        b'+' => (1, &s[1..]),
-        b'-' => (-1, &s[1..]),
-        _ => return None,
-    };
-    if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let (h, m): (i32, i32) = (digits[..2].parse().ok()?, digits[2..].parse().ok()?);
-    (h < 24 && m < 60).then_some(sign * (h * 3600 + m * 60))
 }
 
 /// Why a dangling index line cannot be written back as its own topic file (it stays in the
@@ -1257,24 +1202,6 @@ mod tests {
     /// 2026-05-06 12:00 UTC, a Wednesday.
     const NOW: u64 = 1_778_068_800;
 
-    /// The offset a zone had at a given time, not now: New York in summer and in winter, and
-    /// a zone east of UTC; nonsense from `date` is no offset.
-    #[test]
-    fn a_zones_offset_at_a_time_is_asked_of_date() {
-        let new_york = Some("EST5EDT,M3.2.0,M11.1.0");
-        assert_eq!(zone_offset_at(new_york, 1_793_421_000), Some(-4 * 3600), "31 October 2026, summer time");
-        assert_eq!(zone_offset_at(new_york, 1_794_312_000), Some(-5 * 3600), "10 November 2026, winter time");
-        assert_eq!(zone_offset_at(Some("IST-5:30"), 1_794_312_000), Some(19_800));
-        assert_eq!(zone_offset_now(Some("IST-5:30")), Some(19_800));
-        assert_eq!(zone_offset_now(Some("NST3:30")), Some(-12_600));
-        assert_eq!(parse_numeric_offset("+0100"), Some(3600));
-        assert_eq!(parse_numeric_offset("-0330"), Some(-12_600));
-        assert_eq!(parse_numeric_offset("+0545"), Some(20_700));
-        assert_eq!(parse_numeric_offset("0100"), None);
-        assert_eq!(parse_numeric_offset("+01:00"), None);
-        assert_eq!(parse_numeric_offset("+2500"), None);
-    }
-
     struct T {
         d: tempfile::TempDir,
     }
@@ -1299,7 +1226,7 @@ mod tests {
             consolidate(
                 &m,
                 OfflineOptions {
-                    utc_offset_secs: 0,
+                    zone: LocalZone::Fixed(0),
                     since: since.map(|s| UNIX_EPOCH + Duration::from_secs(s)),
                     now: UNIX_EPOCH + Duration::from_secs(NOW),
                 },

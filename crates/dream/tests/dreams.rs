@@ -584,7 +584,8 @@ fn a_previous_consolidation_past_the_year_9999_does_not_stop_the_offline_dream()
     let far = std::time::UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800 + 400 * 86_400);
     let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(NOW);
     for offset in [0, 3600, -3600] {
-        let plan = mneme_dream::offline::consolidate(&memdir, mneme_dream::OfflineOptions { utc_offset_secs: offset, since: Some(far), now }).unwrap();
+        let zone = mneme_store::local_time::LocalZone::Fixed(offset);
+        let plan = mneme_dream::offline::consolidate(&memdir, mneme_dream::OfflineOptions { zone, since: Some(far), now }).unwrap();
         assert_eq!(plan.stats.distilled, 0, "nothing in the log is newer than that");
     }
 }

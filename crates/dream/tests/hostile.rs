@@ -89,7 +89,7 @@ proptest! {
 
         let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(1_778_000_000));
         let memdir = Memdir::new(&mem, root.join("trash"), clock.clone());
-        let opts = OfflineOptions { utc_offset_secs: 0, since: None, now: std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_778_000_000) };
+        let opts = OfflineOptions { zone: mneme_store::local_time::LocalZone::Fixed(0), since: None, now: std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_778_000_000) };
         let plan = match consolidate(&memdir, opts) {
             Ok(plan) => plan,
             Err(e) => {

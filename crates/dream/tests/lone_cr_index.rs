@@ -36,7 +36,7 @@ impl T {
     fn plan(&self) -> Plan {
         let clock: Arc<dyn Clock> = Arc::new(FixedClock::at_unix_secs(NOW));
         let memdir = Memdir::new(self.mem(), self.dir.path().join("trash"), clock);
-        consolidate(&memdir, OfflineOptions { utc_offset_secs: 0, since: None, now: UNIX_EPOCH + Duration::from_secs(NOW) }).unwrap()
+        consolidate(&memdir, OfflineOptions { zone: mneme_store::local_time::LocalZone::Fixed(0), since: None, now: UNIX_EPOCH + Duration::from_secs(NOW) }).unwrap()
     }
 }
 

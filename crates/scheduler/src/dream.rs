@@ -9,31 +9,33 @@ use crate::extraction::{sleep_or_cancel, TurnEnded};
 use crate::{drive_answers, provider_engine, provider_unusable, Backoff, JobKind, Outcome, Reporter};
 use mneme_dream::{DreamMode, DreamRecord, DreamStatus, Dreams, Engine};
 use mneme_model::Cancel;
+use mneme_store::local_time::LocalZone;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 /// The machine's offset from UTC, for the dates a dream writes (daily logs, "written back on",
-/// "moved from MEMORY.md on"): the day as the user's clock shows it, as Claude Code writes it.
+/// "moved from MEMORY.md on") and reads (the day a memory was written, the time of the last
+/// dream): the day as the user's clock shows it, as Claude Code writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocalOffset {
     /// This offset in seconds, always.
     Fixed(i32),
-    /// Asked again before each dream, so a daemon that runs across a daylight-saving change (or
-    /// a move to another time zone) keeps writing the local day; `fallback` (the offset read at
-    /// start) when the system cannot be asked.
+    /// The time zone `TZ` names (else the system's), asked for each instant, so a daemon that
+    /// runs across a daylight-saving change (or a move to another time zone), and one dream over
+    /// files written on both sides of it, date each instant as the clock showed it.
+    /// `fallback` is the offset the caller read at start; it is no longer consulted: the zone is
+    /// read from the tz database on any thread (jiff), and where a system has none both are UTC.
     System { fallback: i32 },
 }
 
 impl LocalOffset {
-    /// The offset now, in seconds east of UTC, under the time zone `env` names (`TZ`, else the
-    /// system's). A process with threads cannot read it soundly itself (the `time` crate
-    /// refuses, as `localtime_r` may race with an environment change), so `date` is asked.
-    pub fn now(self, env: &mneme_store::Environment) -> i32 {
+    /// The zone a dream dates in, under the time zone `env` names (`TZ`, else the system's).
+    pub fn zone(self, env: &mneme_store::Environment) -> LocalZone {
         match self {
-            LocalOffset::Fixed(secs) => secs,
-            LocalOffset::System { fallback } => mneme_dream::offline::zone_offset_now(env.var("TZ")).unwrap_or(fallback),
+            LocalOffset::Fixed(secs) => LocalZone::Fixed(secs),
+            LocalOffset::System { .. } => LocalZone::from_tz(env.var("TZ")),
         }
     }
 }
@@ -199,9 +201,9 @@ impl DreamLoop {
         };
         let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
         run.progress(format!("Dreaming over {}", target.memory_dir.display()));
-        // Asked for each dream (a clone shares the scan throttle): daylight saving changes while
-        // the daemon runs.
-        let dreams = self.dreams.clone().with_utc_offset(self.utc_offset.now(&self.env));
+        // The zone, asked for each instant the dream dates (a clone shares the scan throttle):
+        // daylight saving changes while the daemon runs, and between the files a dream reads.
+        let dreams = self.dreams.clone().with_local_zone(self.utc_offset.zone(&self.env));
         match dreams.tick(&target, &enabled, &flags, engine, cancel).await {
             // Lost the lock to another dreamer (Claude Code or another Mneme) between the look
             // and the tick.
@@ -321,11 +323,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_offset_is_read_from_date_under_the_zone_the_environment_names() {
+    fn the_zone_is_the_one_the_environment_names() {
         // POSIX zone strings need no tz database: east of UTC is a negative offset there.
         let env = mneme_store::Environment::with_home("/h");
-        assert_eq!(LocalOffset::System { fallback: 7 }.now(&env.clone().set_var("TZ", "IST-5:30")), 19_800);
-        assert_eq!(LocalOffset::System { fallback: 7 }.now(&env.clone().set_var("TZ", "NST3:30")), -12_600);
-        assert_eq!(LocalOffset::Fixed(-3600).now(&env.set_var("TZ", "IST-5:30")), -3600);
+        let at = |secs: u64| std::time::UNIX_EPOCH + Duration::from_secs(secs);
+        assert_eq!(LocalOffset::System { fallback: 7 }.zone(&env.clone().set_var("TZ", "IST-5:30")).offset_at(at(1_794_312_000)), 19_800);
+        assert_eq!(LocalOffset::System { fallback: 7 }.zone(&env.clone().set_var("TZ", "NST3:30")).offset_at(at(1_794_312_000)), -12_600);
+        // New York's rules: summer time on 31 October 2026, winter time on 10 November.
+        let new_york = LocalOffset::System { fallback: 7 }.zone(&env.clone().set_var("TZ", "EST5EDT,M3.2.0,M11.1.0"));
+        assert_eq!((new_york.offset_at(at(1_793_421_000)), new_york.offset_at(at(1_794_312_000))), (-4 * 3600, -5 * 3600));
+        assert_eq!(LocalOffset::Fixed(-3600).zone(&env.set_var("TZ", "IST-5:30")).offset_at(at(1_794_312_000)), -3600);
     }
 }

@@ -12,6 +12,7 @@ pub mod file_lock;
 pub mod fold;
 pub mod git;
 pub mod atomic;
+pub mod local_time;
 pub mod memdir;
 pub mod open;
 pub mod paths;
