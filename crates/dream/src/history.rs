@@ -173,6 +173,43 @@ pub struct TrashedFile {
     pub extra: mneme_core::own_files::Unknown,
 }
 
+/// A file a forced undo replaced that was not UTF-8 text (an editor saved it as Windows-1252,
+/// say). The undo's `before` for it ([`DreamRecord::undo`]) is text, which can show such a
+/// file only with U+FFFD where its bytes do not decode; its exact bytes are kept here, and the
+/// file itself, as the undo found it, in Mneme's trash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptBytes {
+    pub path: PathBuf,
+    /// The file's bytes as the undo replaced them (base64 in the record: JSON strings hold
+    /// text, not bytes).
+    #[serde(with = "base64_bytes")]
+    pub bytes: Vec<u8>,
+    /// The trash entry holding the file: `mneme memories restore <id>` puts it back, once the
+    /// file the undo wrote at its path is moved away.
+    pub trash_id: String,
+    /// Fields a newer Mneme wrote here that this one does not know, written back with the
+    /// record (see [`DreamRecord::extra`]).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: Unknown,
+}
+
+/// Bytes as a base64 string (standard alphabet, padded), read back strictly: a record whose
+/// bytes do not decode is damaged, never read as other bytes.
+mod base64_bytes {
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        base64::engine::general_purpose::STANDARD.decode(text.as_bytes()).map_err(|e| serde::de::Error::custom(format!("the kept bytes are not base64 ({e})")))
+    }
+}
+
 /// One dream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -215,8 +252,14 @@ pub struct DreamRecord {
     pub rejected_at_ms: Option<i64>,
     pub undone_at_ms: Option<i64>,
     /// What the undo wrote: each file's text just before the undo and after it. With
-    /// `--force` this keeps the edits made since the dream that the undo replaced.
+    /// `--force` this keeps the edits made since the dream that the undo replaced (a file that
+    /// was not UTF-8 is shown here with U+FFFD for what does not decode; its bytes are in
+    /// [`undo_kept`](Self::undo_kept)).
     pub undo: Option<Changeset>,
+    /// The exact bytes of the files a forced undo replaced that were not UTF-8 text. Records
+    /// older than this have none (their undo refused such files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undo_kept: Vec<KeptBytes>,
     /// Every line the changeset removes and where its text is afterwards (the safety net's
     /// result, and the "what moved where" report). Records older than the net have none.
     #[serde(default)]
@@ -286,6 +329,7 @@ impl DreamRecord {
             rejected_at_ms: None,
             undone_at_ms: None,
             undo: None,
+            undo_kept: Vec::new(),
             moved: Vec::new(),
             made_folders: Vec::new(),
             extra: Unknown::new(),

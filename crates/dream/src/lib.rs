@@ -156,6 +156,40 @@ fn with_trailing_slash(dir: &Path) -> String {
     }
 }
 
+/// Moves `rel`, a file that is not UTF-8 text, to the trash as it is, for a forced undo to
+/// write over its place: the trash keeps its bytes (and its permissions and dates), and the
+/// entry's id restores it. Refused, and put back, when the file changed since the undo read
+/// `bytes`: the record would keep other bytes than the trash.
+fn set_aside(memdir: &Memdir, rel: &str, bytes: &[u8]) -> Result<String, String> {
+    let entry = memdir
+        .trash_file(rel)
+        .map_err(|e| format!("{rel} is not UTF-8 text, and the undo could not keep it in Mneme's trash before replacing it ({e}); nothing was undone. Free some space or fix the trash folder, then undo again"))?;
+    match memdir.trashed_content(&entry.id) {
+        Ok(Some((_, kept))) if kept == bytes => Ok(entry.id),
+        _ => {
+            let back = match memdir.restore(&entry.id) {
+                Ok(_) => String::new(),
+                Err(e) => format!(" It could not be put back ({e}): `mneme memories restore {}` does that", entry.id),
+            };
+            Err(format!("{rel} changed while the undo was setting it aside; nothing was undone.{back} Undo again"))
+        }
+    }
+}
+
+/// Puts back the files [`set_aside`] moved to the trash for an undo that then failed; says
+/// (as a sentence to append to the error) which could not be, and how to get each back.
+fn put_back(memdir: &Memdir, kept: &[history::KeptBytes]) -> String {
+    let left: Vec<String> = kept
+        .iter()
+        .filter_map(|k| memdir.restore(&k.trash_id).err().map(|e| format!("{} ({e}; `mneme memories restore {}` puts it back)", k.path.display(), k.trash_id)))
+        .collect();
+    if left.is_empty() {
+        String::new()
+    } else {
+        format!(". Set aside in Mneme's trash and not put back: {}", left.join(", "))
+    }
+}
+
 fn relative(root: &Path, path: &Path) -> Option<String> {
     let rest = path.strip_prefix(root).ok()?;
     let parts: Option<Vec<&str>> = rest.components().map(|c| c.as_os_str().to_str()).collect();
@@ -774,24 +808,42 @@ impl Dreams {
         let root = record.changeset.root.clone();
         let mut stale = Vec::new();
         let mut inverse = Vec::new();
+        // Files a forced undo replaces that are not UTF-8 text: path, relative path, bytes.
+        let mut not_text: Vec<(PathBuf, String, Vec<u8>)> = Vec::new();
         for c in record.changeset.changes.iter().rev() {
             let rel = relative(&root, &c.path)
                 .ok_or_else(|| DreamError::Invalid(format!("{} is outside {}", c.path.display(), root.display())))?;
             let current = match memdir.read_raw(&rel) {
-                Ok((bytes, _)) => bytes.map(|b| String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())),
+                Ok((bytes, _)) => bytes,
                 Err(MemdirError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => return Err(e.into()),
             };
+            // Compared as bytes: a file that is not UTF-8 is never taken for the text it shows
+            // with its undecodable bytes replaced.
+            let holds = |text: &Option<String>| current.as_deref() == text.as_deref().map(str::as_bytes);
             // Already as it was before the dream: a dream cut short never wrote it, or an undo
             // stopped before it saved the record (the record holds every file's text twice, so
             // a full disk stops it there) put it back. Nothing to do, and nothing changed since.
-            if current == c.before {
+            if holds(&c.before) {
                 continue;
             }
-            if current != c.after {
+            if !holds(&c.after) {
                 stale.push(rel.clone());
             }
-            let before = if force { current } else { c.after.clone() };
+            let before = if force {
+                match current.map(String::from_utf8) {
+                    None => None,
+                    Some(Ok(text)) => Some(text),
+                    Some(Err(e)) => {
+                        let bytes = e.into_bytes();
+                        let shown = String::from_utf8_lossy(&bytes).into_owned();
+                        not_text.push((c.path.clone(), rel.clone(), bytes));
+                        Some(shown)
+                    }
+                }
+            } else {
+                c.after.clone()
+            };
             inverse.push(FileChange {
                 path: c.path.clone(),
                 before,
@@ -824,17 +876,41 @@ impl Dreams {
         let (kept, apart) = self.indexes_kept(&memdir, &root, &writes)?;
         writes.retain(|w| !apart.contains(&w.path));
         writes.extend(kept);
+        // A file that is not UTF-8 cannot be named as text in the changeset (the apply compares
+        // bytes), and its bytes must not be lost: it goes to the trash as it is, and the undo
+        // then writes the dream's earlier text where nothing is. Put back if the undo fails.
+        let mut undo_kept = Vec::new();
+        for (path, rel, bytes) in not_text.iter().filter(|(p, ..)| writes.iter().any(|w| &w.path == p)) {
+            match set_aside(&memdir, rel, bytes) {
+                Ok(trash_id) => undo_kept.push(history::KeptBytes { path: path.clone(), bytes: bytes.clone(), trash_id, extra: Default::default() }),
+                Err(e) => {
+                    let unsaid = put_back(&memdir, &undo_kept);
+                    return Err(DreamError::Invalid(format!("{e}{unsaid}")));
+                }
+            }
+        }
+        for w in writes.iter_mut().filter(|w| undo_kept.iter().any(|k| k.path == w.path)) {
+            w.before = None;
+        }
         let undo = Changeset { root: root.clone(), changes: writes, extra: Default::default() };
-        apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone(), memdir.release())
-            .map_err(|e| self.apply_error(&record.id, e, "was applied", "nothing was undone; try again"))?;
+        if let Err(e) = apply_changeset(&undo, &self.trash_dir(memory_dir), self.clock.clone(), memdir.release()) {
+            let unsaid = put_back(&memdir, &undo_kept);
+            let e = self.apply_error(&record.id, e, "was applied", "nothing was undone; try again");
+            return Err(if unsaid.is_empty() { e } else { DreamError::Invalid(format!("{e}{unsaid}")) });
+        }
         let mut not_back = Vec::new();
         // Files whose index cannot be carried through the changeset unchanged go to the trash
         // on their own, which never edits an index. Each was checked above to hold the dream's
-        // text still.
+        // text still, or, forced, is kept there as it is (bytes that are not UTF-8 included).
         for path in &apart {
             let Some(rel) = relative(&root, path) else { continue };
-            if let Err(e) = memdir.trash_file(&rel) {
-                not_back.push(format!("{rel} (still there: {e})"));
+            match memdir.trash_file(&rel) {
+                Ok(entry) => {
+                    if let Some((_, _, bytes)) = not_text.iter().find(|(p, ..)| p == path) {
+                        undo_kept.push(history::KeptBytes { path: path.clone(), bytes: bytes.clone(), trash_id: entry.id, extra: Default::default() });
+                    }
+                }
+                Err(e) => not_back.push(format!("{rel} (still there: {e})")),
             }
         }
         remove_made_folders(&root, &record.made_folders);
@@ -850,6 +926,17 @@ impl Dreams {
         record.status = DreamStatus::Undone;
         record.undone_at_ms = Some(ms_since_epoch(self.clock.now()));
         record.undo = Some(Changeset { root, changes: inverse, extra: Default::default() });
+        for k in &undo_kept {
+            let rel = relative(&record.changeset.root, &k.path).unwrap_or_else(|| k.path.display().to_string());
+            record.notes.insert(
+                0,
+                format!(
+                    "{rel} was not UTF-8 text when the undo replaced it: the text shown for it has U+FFFD where its bytes do not decode. Its exact bytes are kept in this record and in Mneme's trash: move {rel} away, then run `mneme memories restore {}` to put them back.",
+                    k.trash_id
+                ),
+            );
+        }
+        record.undo_kept = undo_kept;
         if !not_back.is_empty() {
             record.notes.insert(0, format!("The undo could not put back {}; the dream's record keeps their text.", not_back.join(", ")));
         }
