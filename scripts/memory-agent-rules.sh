@@ -94,13 +94,13 @@ for bin in "$@"; do
   readdeny=no; at_least "$version" 2.1.228 && readdeny=yes
   # name | permissions | calls | expected kinds (by the two switches) or "none"
   cases=(
-    "read_deny|{\"deny\": [\"Read(//@HOME@/secret/**)\"]}|[[\"Read\", {\"file_path\": \"@HOME@/secret/key.txt\"}], [\"Bash\", {\"command\": \"cat @HOME@/secret/key.txt\"}], $WRITE_TABS]|input $([ $rules = yes ] && echo refused || echo ok) ok"
+    "read_deny|{\"deny\": [\"Read(/@HOME@/secret/**)\"]}|[[\"Read\", {\"file_path\": \"@HOME@/secret/key.txt\"}], [\"Bash\", {\"command\": \"cat @HOME@/secret/key.txt\"}], $WRITE_TABS]|input $([ $rules = yes ] && echo refused || echo ok) ok"
     "read_tool_deny|{\"deny\": [\"Read\"]}|[[\"Read\", {\"file_path\": \"@MEM@/x.md\"}], $WRITE_TABS]|input $([ $readdeny = yes ] && echo input || echo ok)"
-    "read_deny_write|{\"deny\": [\"Read(//@MEM@/private.md)\"]}|[$WRITE_PRIVATE, $WRITE_TABS]|$([ $readdeny = yes ] && echo input || echo ok) ok"
-    "edit_deny_file|{\"deny\": [\"Edit(//@MEM@/private.md)\"]}|[$WRITE_PRIVATE, $WRITE_TABS]|input ok"
-    "edit_ask_file|{\"ask\": [\"Edit(//@MEM@/private.md)\"]}|[$WRITE_PRIVATE, $WRITE_TABS]|$([ $rules = yes ] && echo refused || echo ok) ok"
+    "read_deny_write|{\"deny\": [\"Read(/@MEM@/private.md)\"]}|[$WRITE_PRIVATE, $WRITE_TABS]|$([ $readdeny = yes ] && echo input || echo ok) ok"
+    "edit_deny_file|{\"deny\": [\"Edit(/@MEM@/private.md)\"]}|[$WRITE_PRIVATE, $WRITE_TABS]|input ok"
+    "edit_ask_file|{\"ask\": [\"Edit(/@MEM@/private.md)\"]}|[$WRITE_PRIVATE, $WRITE_TABS]|$([ $rules = yes ] && echo refused || echo ok) ok"
     "bash_rules|{\"deny\": [\"Bash(cat:*)\"], \"ask\": [\"Bash(ls:*)\"]}|[[\"Bash\", {\"command\": \"cat @HOME@/secret/key.txt\"}], [\"Bash\", {\"command\": \"ls @HOME@\"}], [\"Bash\", {\"command\": \"wc -l @HOME@/secret/key.txt\"}]]|$([ $rules = yes ] && echo refused refused || echo ok ok) ok"
-    "edit_deny_folder|{\"deny\": [\"Edit(//@HOME@/.claude/projects/**)\"]}|[$WRITE_TABS]|$([ $rules = yes ] && echo none || echo input)"
+    "edit_deny_folder|{\"deny\": [\"Edit(/@HOME@/.claude/projects/**)\"]}|[$WRITE_TABS]|$([ $rules = yes ] && echo none || echo input)"
     "edit_tool_ask|{\"ask\": [\"Edit\"]}|[$WRITE_TABS]|$([ $rules = yes ] && echo none || echo ok)"
   )
   for c in "${cases[@]}"; do
