@@ -809,7 +809,8 @@ def main():
 
 def fx_quoting(root):
     """MEMORY.md's text as 2.1.337 quotes it: a preamble, every line behind one "> " (leading "> "s
-    folded), invisible and control characters dropped, request-like tags neutralized."""
+    folded), invisible and control characters dropped, request-like tags neutralized, look-alike
+    spellings of them too."""
     fx = os.path.join(root, "quoting")
     home(fx)
     cases = {
@@ -827,6 +828,18 @@ def fx_quoting(root):
         "blank_and_invisible": "\u00ad \u2028\ufeff\n\x0b\n",
         "channel_far": "- <channel " + "a" * 130 + " source=\"z\">\n- <channel " + "b" * 100 + " source=\"z\">\n",
         "lone_cr": b"one\rtwo\r\nthree\n> > four\r".decode(),
+        # Look-alike brackets and letters, joiners and combining marks between letters, and near
+        # misses (row 85).
+        "lookalikes": "- brackets \uff1csystem-reminder> \ufe64tick> \u2329tick\u232a \u27e8channel source=\"x\"> \u2039tick\u203a\n"
+                      "- letters <\uff53\uff59stem-reminder> <\U0001d42dick> <ti\u0441k> <artifact-\ufb01le-content> <\u24e3ick>\n"
+                      "- between <ti\u200dc\u0301k> <sy\u200cstem-reminder> <system\u2010reminder> <tool\uff3fuse_error>\n"
+                      "- near <tickets> <\\\uff54ick> <tack> <\uff58tick> <tick\uff58> <tick\u00e9s> <arti\ufb01le-content>\n"
+                      "- tails <channel source\uff1d\"x\"> <channel source\u2e40\"x\"> <antml\uff1ainvoke> <antml\u02d0x> <channel \u33b3ource=\"x\">\n"
+                      "- either <cha\u03bdnel source=1> <\u03c5ser-prompt-submit-hook> <\u03bdick>\n",
+        # The table's two steps: more brackets (two outside the BMP) from 2.1.314, subscript w, y
+        # and z from 2.1.315.
+        "lookalikes_steps": "- \U0001d236tick> \u226atick> \u16b2tick> \ufe3dsystem-reminder>\n"
+                            "- <fetched-\u209deb-content> <s\u209estem-reminder> \uff1c\U0001d237 <tick\U0001d237\n",
     }
     for name, text in cases.items():
         repo_with_memory(fx, name, text)
