@@ -15,6 +15,7 @@
 mod content;
 mod exclude;
 mod loader;
+pub mod managed;
 mod neutralize;
 // The lexer is its own crate so the memory folder (mneme-store) reads comments with it too.
 use mneme_markdown as marked;
@@ -83,6 +84,10 @@ pub struct LoadOptions {
     /// The cached server flag `tengu_woolly_harp` is on for the session
     /// (`mneme_store::server_flags`): releases that read it reword MEMORY.md's label.
     pub auto_memory_label_flag: bool,
+    /// The session is a Cowork one (`CLAUDE_CODE_ENTRYPOINT` is `remote_cowork` or
+    /// `remote_cowork_trigger`): releases with `Profile::unverified_managed_files` then ask of
+    /// each managed file whether the session's account could have written it ([`managed`]).
+    pub cowork_session: bool,
     /// Whether the built-in AGENTS.md plugin reads `AGENTS.md` (releases that have it).
     pub agents_md: AgentsMd,
 }
@@ -108,6 +113,7 @@ impl LoadOptions {
             disabled: false,
             profile,
             auto_memory_label_flag: false,
+            cowork_session: false,
             agents_md: AgentsMd::default(),
         }
     }
@@ -173,6 +179,9 @@ pub struct LoadedFile {
     pub content_differs_from_disk: bool,
     /// MEMORY.md was cut to its line or size limit.
     pub truncated: bool,
+    /// A managed file the session's own account could have written, in a session that asks
+    /// ([`LoadOptions::cowork_session`]): it is sent quoted, under the unverified label.
+    pub unverified: bool,
 }
 
 /// What the AGENTS.md plugin's hook added after one `Read`.
@@ -376,6 +385,16 @@ pub fn render_claude_md(options: &LoadOptions, files: &[LoadedFile]) -> String {
                 _ => std::borrow::Cow::Borrowed(mneme_core::text::js_trim(&f.content)),
             };
             let path = f.path.to_string_lossy();
+            // The loader marks files only for releases that clean MEMORY.md (2.1.304 on), whose
+            // cleaning the quoted text goes through.
+            if let (true, Some(tags)) = (f.unverified, profile.memory_index_tags) {
+                return format!(
+                    "Contents of {}{}:\n\n{}",
+                    managed::quoted_path(&path, tags),
+                    Layer::MANAGED_UNVERIFIED_DESCRIPTION,
+                    managed::quoted_text(&f.content, tags)
+                );
+            }
             // Before managed files had a label of their own, they carried the user's.
             let description = match f.layer {
                 Layer::Managed if !profile.managed_files_own_label => Layer::User.description(),

@@ -591,6 +591,7 @@ fn loaded(path: &str, layer: Layer, parent: Option<&str>, is_rule: bool, raw_byt
         raw_bytes,
         content_differs_from_disk: p.content_differs_from_disk,
         truncated: p.truncated,
+        unverified: false,
     }
 }
 
@@ -741,6 +742,13 @@ fn load_uncached(opts: &LoadOptions) -> Context {
 
     let mut looked_in = Vec::new();
     let nested_candidates = nested_candidates(opts, &cwd, &files, &mut looked_in);
+    // A Cowork session of a release that asks marks the managed files its own account could
+    // have written (`managed`); every other session sends them as the organization's.
+    if opts.cowork_session && opts.profile.unverified_managed_files {
+        for f in files.iter_mut().filter(|f| f.layer == Layer::Managed) {
+            f.unverified = crate::managed::written_by_session_possible(&f.path, &opts.managed_dir);
+        }
+    }
     Context { files, skipped: w.skipped, conditional: w.conditional, nested_candidates, missing: w.missing, looked_in }
 }
 

@@ -508,6 +508,13 @@ pub struct Profile {
     /// MEMORY.md's cleaned text goes out quoted: a fixed preamble first, then every line behind
     /// one `> ` (a line's own leading `> `s folded into it).
     pub memory_index_quoted: bool,
+    /// In a Cowork session (`CLAUDE_CODE_ENTRYPOINT` `remote_cowork` or `remote_cowork_trigger`),
+    /// a managed file the session's own account could have written (root; the file, or a folder
+    /// on its way from `/`, owned or writable by the account; a file outside the managed folder)
+    /// is labelled as unverified, its path quoted, its text cleaned like MEMORY.md's and every
+    /// line behind `> ` (`mneme_claudemd::managed`). Other sessions, and older releases, keep
+    /// the managed label whoever owns the folder.
+    pub unverified_managed_files: bool,
 }
 
 /// How deep a release's Markdown lexer nests before JavaScript runs out of stack and the file
@@ -609,6 +616,8 @@ pub enum Change {
     MemoryIndexNeutralizer(ClaudeVersion),
     /// MEMORY.md's text goes out quoted behind a preamble.
     MemoryIndexQuoted,
+    /// A Cowork session labels managed files its own account could have written as unverified.
+    UnverifiedManagedFiles,
     /// MEMORY.md gets a size cap besides the line cap, and a note that says which was met.
     MemoryIndexSizeCap,
     /// A `paths:` list's entries are separate patterns.
@@ -774,6 +783,7 @@ impl Change {
             Change::BareLoadsAddDirs => p.bare_loads_nothing = false,
             Change::AutoMemoryLabelByFlag => p.auto_memory_label_by_flag = true,
             Change::MemoryIndexQuoted => p.memory_index_quoted = true,
+            Change::UnverifiedManagedFiles => p.unverified_managed_files = true,
             Change::MemoryIndexCleaned(tags) => p.memory_index_tags = Some(tags),
             Change::MemoryIndexNeutralizer(release) => {
                 if let Some(tags) = p.memory_index_tags.as_mut() {
@@ -948,6 +958,7 @@ pub const BASELINE: Profile = Profile {
     auto_memory_label_by_flag: false,
     memory_index_tags: None,
     memory_index_quoted: false,
+    unverified_managed_files: false,
 };
 
 /// The recall selector up to 2.1.146.
@@ -1055,6 +1066,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 295), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 295)))),
     (ClaudeVersion::new(2, 1, 296), Change::ReadAllowLarge),
     (ClaudeVersion::new(2, 1, 299), Change::MemoryHeadsDecodeUtf16),
+    (ClaudeVersion::new(2, 1, 304), Change::UnverifiedManagedFiles),
     (ClaudeVersion::new(2, 1, 307), Change::LazyReminderPerFile),
     (ClaudeVersion::new(2, 1, 311), Change::LexerStack(BLOCK_NESTING_BINARY_2_1_311)),
     (ClaudeVersion::new(2, 1, 314), Change::MemoryIndexNeutralizer(ClaudeVersion::new(2, 1, 314))),
@@ -1244,6 +1256,8 @@ mod tests {
         assert_eq!((neutralizer("2.1.315"), neutralizer("2.1.317"), neutralizer("2.1.332")), (v("2.1.315"), v("2.1.315"), v("2.1.315")));
         assert_eq!(neutralizer("2.1.337"), v("2.1.337"));
         assert!(!behaviours(v("2.1.332")).memory_index_quoted && behaviours(v("2.1.337")).memory_index_quoted);
+        // Bisected: 2.1.303 has no unverified label, 2.1.304 has it.
+        assert!(!behaviours(v("2.1.303")).unverified_managed_files && behaviours(v("2.1.304")).unverified_managed_files);
         assert!(!behaviours(v("2.1.332")).auto_memory_label_by_flag && behaviours(v("2.1.337")).auto_memory_label_by_flag);
         // The memory agents' rm answers to their write rule from 2.1.219, and a `:` inside the
         // memory folder is refused from 2.1.315 (rows 78 and 79).

@@ -1,0 +1,240 @@
+//! Managed files a session cannot trust as its organization's policy.
+//!
+//! From 2.1.304, a Cowork session (`CLAUDE_CODE_ENTRYPOINT` `remote_cowork` or
+//! `remote_cowork_trigger`) asks of each managed file it loads whether its own account could have
+//! written it; when it could, the file is sent with another label, its path in JSON quotes and
+//! its text cleaned like MEMORY.md's with every line behind `> `
+//! (`Profile::unverified_managed_files`, docs/claude-code-versions.md rows 87 and 88). Read
+//! in the 2.1.337 bundle and run on it as root and as `nobody`, with the managed folder owned by
+//! root or by the session's account.
+//!
+//! The judgement, as the release makes it on Linux and macOS: root always could; a file outside
+//! the managed folder (brought in by an `@include`) always could; otherwise the file could be
+//! written when it, or any folder on its way down from `/` (links followed, each target's way
+//! too), is owned by the process's real or effective uid, writable by others, writable by a
+//! group the process is in, or answers `access(W_OK)` with anything but `EACCES`, `EPERM` or
+//! `EROFS`. A link whose target climbs out with `..` after a name, a file that cannot be looked
+//! at, or more than 40 links, count as "could" too. On Windows the release judges no owner
+//! (only the folder rule), and so does Mneme there.
+
+use std::path::{Component, Path, PathBuf};
+
+/// How many links the way to a file may pass before the release gives up (and judges it
+/// writable).
+const MAX_LINKS: usize = 40;
+
+/// Whether the session's own account could have written the managed file `path`, as releases
+/// with `Profile::unverified_managed_files` judge it (see the module's overview). `managed_dir`
+/// is the managed-policy folder.
+pub fn written_by_session_possible(path: &Path, managed_dir: &Path) -> bool {
+    if !lexically_inside(path, managed_dir) {
+        return true;
+    }
+    owner_allows(path)
+}
+
+/// `path` lies below `dir`, compared as spelled (`path.relative`: no links resolved). The
+/// folder itself is not inside.
+fn lexically_inside(path: &Path, dir: &Path) -> bool {
+    let path = normalize(path);
+    let dir = normalize(dir);
+    path != dir && path.starts_with(&dir)
+}
+
+/// `.` and `..` folded away, as `path.resolve` does for an absolute path.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(unix)]
+fn owner_allows(path: &Path) -> bool {
+    let me = Account::current();
+    if me.is_root() {
+        return true;
+    }
+    // The file itself, its link followed.
+    match std::fs::metadata(path) {
+        Ok(m) if me.may_write(&m) => return true,
+        Ok(_) => {}
+        Err(_) => return true,
+    }
+    if access_allows_writing(path) {
+        return true;
+    }
+    way_is_writable(&normalize(path), &me)
+}
+
+/// On Windows the release asks nothing about owners (no `geteuid`), so only a file outside the
+/// managed folder is unverified there.
+#[cfg(not(unix))]
+fn owner_allows(_path: &Path) -> bool {
+    false
+}
+
+/// The process's account: its real and effective uid and every group it holds.
+#[cfg(unix)]
+struct Account {
+    uids: Vec<u32>,
+    groups: Vec<u32>,
+}
+
+#[cfg(unix)]
+impl Account {
+    fn current() -> Self {
+        use rustix::process::{getegid, geteuid, getgid, getgroups, getuid};
+        let (euid, uid) = (geteuid().as_raw(), getuid().as_raw());
+        let uids = if euid == uid { vec![euid] } else { vec![euid, uid] };
+        let mut groups: Vec<u32> = getgroups().unwrap_or_default().into_iter().map(|g| g.as_raw()).collect();
+        groups.push(getegid().as_raw());
+        groups.push(getgid().as_raw());
+        Account { uids, groups }
+    }
+
+    fn is_root(&self) -> bool {
+        self.uids.contains(&0)
+    }
+
+    /// Owned by the account, writable by others, or writable by a group it holds.
+    fn may_write(&self, m: &std::fs::Metadata) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.uids.contains(&m.uid()) || m.mode() & 0o002 != 0 || (m.mode() & 0o020 != 0 && self.groups.contains(&m.gid()))
+    }
+}
+
+/// `access(W_OK)` succeeds, or fails for a reason that does not say "no" (the release counts
+/// only `EACCES`, `EPERM` and `EROFS` as a refusal).
+#[cfg(unix)]
+fn access_allows_writing(path: &Path) -> bool {
+    use rustix::io::Errno;
+    match rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
+        Ok(()) => true,
+        Err(e) => !matches!(e, Errno::ACCESS | Errno::PERM | Errno::ROFS),
+    }
+}
+
+/// Every folder from `/` down to `path`'s own folder, each link on the way followed (and the
+/// walk begun again on its target): whether any of them is one the account could write.
+#[cfg(unix)]
+fn way_is_writable(path: &Path, me: &Account) -> bool {
+    let mut current = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        let names: Vec<_> = current.components().filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            _ => None,
+        }).collect();
+        let mut folder = PathBuf::from("/");
+        let mut next = None;
+        for (i, name) in names.iter().enumerate() {
+            match std::fs::metadata(&folder) {
+                Ok(m) if !me.may_write(&m) && !access_allows_writing(&folder) => {}
+                _ => return true,
+            }
+            let step = folder.join(name);
+            match std::fs::symlink_metadata(&step) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let Ok(target) = std::fs::read_link(&step) else { return true };
+                    // A target that climbs back out after naming a folder (`a/../../x`) is not
+                    // followed: the release judges it writable.
+                    let parts: Vec<Component> = target.components().filter(|c| !matches!(c, Component::CurDir)).collect();
+                    let last_up = parts.iter().rposition(|c| matches!(c, Component::ParentDir));
+                    let first_name = parts.iter().position(|c| !matches!(c, Component::ParentDir));
+                    if let (Some(up), Some(name)) = (last_up, first_name) {
+                        if up > name {
+                            return true;
+                        }
+                    }
+                    let mut resolved = folder.join(&target);
+                    for rest in &names[i + 1..] {
+                        resolved.push(rest);
+                    }
+                    next = Some(normalize(&resolved));
+                    break;
+                }
+                Ok(_) => folder = step,
+                Err(_) => return true,
+            }
+        }
+        match next {
+            None => return false,
+            Some(p) => current = p,
+        }
+    }
+    true
+}
+
+/// A path as the release names an unverified file: its tags neutralized as in MEMORY.md,
+/// written as a JSON string, and every character a reader cannot see (the MEMORY.md cleaning's
+/// class, and U+2028 and U+2029) escaped as `\uXXXX`, one per UTF-16 unit.
+pub fn quoted_path(path: &str, tags: mneme_core::versions::MemoryIndexTags) -> String {
+    let neutral = crate::neutralize_tags(path, tags);
+    let mut json = String::with_capacity(neutral.len() + 2);
+    json.push('"');
+    for c in neutral.chars() {
+        match c {
+            '"' => json.push_str("\\\""),
+            '\\' => json.push_str("\\\\"),
+            '\u{8}' => json.push_str("\\b"),
+            '\u{c}' => json.push_str("\\f"),
+            '\n' => json.push_str("\\n"),
+            '\r' => json.push_str("\\r"),
+            '\t' => json.push_str("\\t"),
+            c if (c as u32) < 0x20 => json.push_str(&format!("\\u{:04x}", c as u32)),
+            c => json.push(c),
+        }
+    }
+    json.push('"');
+    let mut out = String::with_capacity(json.len());
+    let mut buf = [0u8; 4];
+    for c in json.chars() {
+        let unseen = c == '\u{2028}' || c == '\u{2029}' || mneme_core::text::UNSEEN_CHARACTERS.is_match(c.encode_utf8(&mut buf));
+        if unseen {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// An unverified managed file's text: cleaned as MEMORY.md's is, then every line behind `> `
+/// (a line's own `> `s are kept, unlike MEMORY.md's quoting).
+pub fn quoted_text(content: &str, tags: mneme_core::versions::MemoryIndexTags) -> String {
+    let cleaned = crate::cleaned_memory_index(content, tags);
+    let mut out = String::with_capacity(cleaned.len() + cleaned.len() / 16 + 2);
+    for (i, line) in cleaned.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("> ");
+        out.push_str(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inside_is_lexical_and_excludes_the_folder_itself() {
+        let dir = Path::new("/etc/claude-code");
+        assert!(lexically_inside(Path::new("/etc/claude-code/CLAUDE.md"), dir));
+        assert!(lexically_inside(Path::new("/etc/claude-code/.claude/rules/a.md"), dir));
+        assert!(!lexically_inside(Path::new("/etc/claude-code/../x.md"), dir));
+        assert!(!lexically_inside(Path::new("/etc/claude-codex/CLAUDE.md"), dir));
+        assert!(!lexically_inside(dir, dir));
+    }
+}
