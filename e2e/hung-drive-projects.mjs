@@ -12,8 +12,9 @@
 // mount.exfat-fuse, as crates/testsupport/src/exfat.rs does) whose FUSE daemon is then stopped
 // with SIGSTOP, beside a healthy project and an orphan. The list must come, the hung project
 // must say "drive not answering" and be offered neither the orphan's badge nor its merge, nor
-// buttons that would open it; the others are as usual. The daemon is continued (SIGCONT) and
-// the drive unmounted whatever happens, and a watchdog continues it in any case. About 10 s.
+// buttons that would open it; the others are as usual. Once the daemon is continued (SIGCONT)
+// the mark must go away by itself, without a reload. The daemon is continued and the drive
+// unmounted whatever happens, and a watchdog continues it in any case. About 15 s.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -133,6 +134,14 @@ async function main() {
     if (!(await rowOf(shop).getByRole('button', { name: 'Memories', exact: true }).isVisible())) fail('the healthy project cannot be opened');
     if (!(await rowOf(gone).getByRole('button', { name: 'Merge into…', exact: true }).isVisible())) fail('the orphan is not offered its merge');
     await checkAccessible(page, 'the Projects screen with a hung drive', fail);
+
+    // The drive answers again: the mark goes away by itself (the screen looks again every few
+    // seconds while a drive does not answer), with no reload and no change on disk.
+    process.kill(daemon, 'SIGCONT');
+    await hungRow.getByText('drive not answering', { exact: true }).waitFor({ state: 'detached', timeout: GIVE_UP })
+      .catch(() => fail('the "drive not answering" mark stayed 30 s after the drive answered again'));
+    await hungRow.getByRole('button', { name: 'Memories', exact: true }).waitFor({ timeout: TIMEOUT })
+      .catch(() => fail('the project whose drive answers again cannot be opened'));
     console.log('e2e (hung-drive-projects): passed');
   } catch (e) {
     await keepFailure(page, tmp);
