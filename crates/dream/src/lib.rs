@@ -548,7 +548,13 @@ impl Dreams {
         let memdir = self.memdir_for_dream(&target.memory_dir);
         let task = AgentTask {
             system: mneme_agent::prompts::memory_policy(&target.memory_dir, memdir.type_form()),
-            prompt: prompt::consolidation_prompt(&root, &target.transcript_dir.to_string_lossy(), &prompt::dream_extra(sessions), team),
+            prompt: prompt::consolidation_prompt(
+                &root,
+                &target.transcript_dir.to_string_lossy(),
+                // The local date as the dream starts, with the offset in force now.
+                &prompt::dream_extra(dates::local_date_in(lock::ns_since_epoch(self.clock.now()), &self.zone), sessions),
+                team,
+            ),
             policy: Policy::AutoMem { memory_dir: target.memory_dir.clone() },
             max_turns: Some(DREAM_MAX_TURNS),
             cwd: target.cwd.clone(),

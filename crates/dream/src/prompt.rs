@@ -20,10 +20,14 @@ pub const RECONCILE_SECTION: &str = include_str!("../data/reconcile.txt");
 /// What the shell allows a dream run (the auto-memory permission policy, in words).
 const SHELL_NOTE: &str = include_str!("../data/dream_extra.txt");
 
-/// The extra context a dream run appends: what the shell allows, and the sessions since the
-/// last dream.
-pub fn dream_extra(sessions: &[String]) -> String {
+/// The extra context a dream run appends: what the shell allows, today's date on the user's
+/// clock, and the sessions since the last dream. Claude Code's dream runs inside a session, whose
+/// context gives the model the local date (`# currentDate`, and in 2.1.337 a note when the
+/// clock's date changes); a dream Mneme runs has no session, so the date "yesterday" is counted
+/// from is given here, in Mneme's words.
+pub fn dream_extra(today: time::Date, sessions: &[String]) -> String {
     let mut s = format!("{}\n", SHELL_NOTE.trim_end());
+    s.push_str(&format!("Today's date on the user's clock: {}.\n", crate::dates::iso(today)));
     s.push_str(&format!("Sessions since the last dream ({}):\n", sessions.len()));
     s.push_str(&sessions.iter().map(|id| format!("- {id}")).collect::<Vec<_>>().join("\n"));
     s
@@ -76,7 +80,7 @@ mod tests {
     /// reconciliation, what the shell allows and which sessions are new.
     #[test]
     fn the_prompt_carries_the_folders_limits_and_sessions() {
-        let p = consolidation_prompt("/m/memory/", "/c/projects/-repo", &dream_extra(&["s1".into(), "s2".into()]), false);
+        let p = consolidation_prompt("/m/memory/", "/c/projects/-repo", &dream_extra(time::macros::date!(2026 - 03 - 30), &["s1".into(), "s2".into()]), false);
         assert!(p.starts_with("# Dream: "), "{p}");
         assert!(p.contains("Memory folder: `/m/memory/`"));
         assert!(p.contains("transcripts in `/c/projects/-repo`"));
@@ -86,7 +90,7 @@ mod tests {
             assert!(p.contains(step), "{step}");
         }
         assert!(p.contains("- [Title](file.md) — "));
-        assert!(p.ends_with("\n\n## Additional context\n\n**What the shell allows in this run:** read-only commands (`ls`, `find`, `grep`, `cat`, `stat`, `wc`, `head`, `tail` and the like), and removing `.md` files inside the memory folder. Any command that writes, redirects into a file or changes state is refused, so there is no need to try.\nSessions since the last dream (2):\n- s1\n- s2"), "{p}");
+        assert!(p.ends_with("\n\n## Additional context\n\n**What the shell allows in this run:** read-only commands (`ls`, `find`, `grep`, `cat`, `stat`, `wc`, `head`, `tail` and the like), and removing `.md` files inside the memory folder. Any command that writes, redirects into a file or changes state is refused, so there is no need to try.\nToday's date on the user's clock: 2026-03-30.\nSessions since the last dream (2):\n- s1\n- s2"), "{p}");
         assert!(!p.contains("## Shared team memory"));
         assert!(!p.contains("{MAX_"), "every placeholder is filled");
     }

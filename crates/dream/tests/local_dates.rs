@@ -157,3 +157,29 @@ fn daily_logs_follow_the_clock_across_a_change_while_the_engine_runs() {
         assert_eq!(text.as_deref(), Some(format!("- {time} noted\n").as_str()));
     }
 }
+
+/// A model dream is told today's date as the user's clock shows it as the dream starts (Claude
+/// Code's dream has it from its session's context): at 22:30 UTC on 29 March it is already the
+/// 30th in Berlin, in summer time. Before, a model dream was given no date at all.
+#[tokio::test]
+async fn a_model_dream_is_told_the_local_date_as_it_starts() {
+    const AFTER: u64 = 1_774_823_400; // 2026-03-29T22:30:00Z
+    assert_eq!(berlin_says(AFTER), "2026-03-30 00:30 +0200");
+    let mut w = World::new();
+    w.write("MEMORY.md", "");
+    w.dreams = Dreams::new(w.home.env.clone(), Arc::new(SetClock::at_unix_secs(AFTER))).with_local_zone(berlin());
+    let stub = mneme_stub_model::StubModel::start().await;
+    stub.push(mneme_stub_model::Turn::text("Nothing to do."));
+    let provider = mneme_model::AnthropicProvider::new("claude-test-model", "sk-ant-test", Some(&stub.base_url())).unwrap();
+    let opts = mneme_dream::RunOptions {
+        trigger: mneme_dream::Trigger::Manual,
+        engine: Engine::Model(&provider),
+        apply_now: true,
+        enabled: mneme_dream::Enablement::On,
+        flags: mneme_dream::CachedFlags::default(),
+        cancel: mneme_model::Cancel::new(),
+    };
+    w.dreams.run(&w.target(), &opts).await.unwrap();
+    let body = stub.model_requests()[0].body.to_string();
+    assert!(body.contains("Today's date on the user's clock: 2026-03-30."), "{body}");
+}

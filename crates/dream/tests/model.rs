@@ -70,7 +70,7 @@ async fn a_model_dream_runs_claude_codes_prompt_and_waits_for_review() {
     let expected_prompt = mneme_dream::prompt::consolidation_prompt(
         &format!("{mem}/"),
         &transcripts.display().to_string(),
-        &mneme_dream::prompt::dream_extra(&sessions),
+        &mneme_dream::prompt::dream_extra(time::macros::date!(2026 - 05 - 06), &sessions),
         false,
     );
     let first = &requests[0].body;
