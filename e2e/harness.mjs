@@ -17,7 +17,9 @@ export const requireUi = createRequire(path.join(ROOT, 'ui', 'package.json'));
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run', '--password-store=basic'];
-export const SHOTS = path.join(ROOT, 'docs', 'screenshots');
+// E2E_SHOTS_DIR: screenshots somewhere else than docs/screenshots, to look at a run's pictures
+// without rewriting the committed ones.
+export const SHOTS = process.env.E2E_SHOTS_DIR ? path.resolve(process.env.E2E_SHOTS_DIR) : path.join(ROOT, 'docs', 'screenshots');
 // Helpers sharing one checkout each build the UI into a folder of their own.
 export const UI_DIST = process.env.E2E_UI_DIST ? path.resolve(process.env.E2E_UI_DIST) : path.join(ROOT, 'ui', 'dist');
 

@@ -6,6 +6,7 @@
 //   MNEME_BIN=/path/to/mneme node e2e/run.mjs
 //   E2E_KEEP=1 …                     keeps the temporary HOME and prints where it is
 //   E2E_NO_SCREENSHOTS=1 …           does not rewrite docs/screenshots
+//   E2E_SHOTS_DIR=/tmp/shots …       writes the screenshots there instead
 //   E2E_UI_DIST=/path/to/dist …      another UI build (default: ui/dist)
 //   MNEME_SERVER_BIN=/path/to/mneme-server …   the team server (default: beside the mneme binary)
 //
@@ -341,6 +342,8 @@ async function main() {
   let current = 'start';
   /** An API path a step expects to answer 404 (a file it removed on purpose). */
   let expectedMissing = null;
+  /** An API path a step expects to answer 422 (a restore the team's secrets policy refuses). */
+  let expectedRefused = null;
   page.on('pageerror', (e) => pageErrors.push(`${e.message} (during "${current}")`));
   // Only errors the run causes on purpose pass: the live-update stream (`/api/events`) breaking
   // off when a test stops the server, and the 400/409 answers the error checks ask for. Anything
@@ -349,13 +352,15 @@ async function main() {
     if (m.type() !== 'error') return;
     const from = m.location()?.url ?? '';
     const at = new URL(from, 'http://x').pathname;
-    if (at === '/api/events' || /status of 40[09]/.test(m.text()) || (at === expectedMissing && /status of 404/.test(m.text()))) return;
+    if (at === '/api/events' || /status of 40[09]/.test(m.text()) || (at === expectedMissing && /status of 404/.test(m.text()))
+      || (at === expectedRefused && /status of 422/.test(m.text()))) return;
     pageErrors.push(`${m.text()} (${from}, during "${current}")`);
   });
   // What an API call that failed asked for: the console names only the URL.
   page.on('response', (r) => {
     const at = new URL(r.url()).pathname;
-    if (r.status() >= 404 && at.startsWith('/api/') && r.status() !== 409 && !(r.status() === 404 && at === expectedMissing)) {
+    if (r.status() >= 404 && at.startsWith('/api/') && r.status() !== 409 && !(r.status() === 404 && at === expectedMissing)
+      && !(r.status() === 422 && at === expectedRefused)) {
       pageErrors.push(`  ${r.status()} for ${r.request().method()} ${at} ${r.request().postData() ?? ''} (during "${current}")`);
     }
   });
@@ -1504,6 +1509,30 @@ async function main() {
       if (keyringLookup(fx, `openai-api-key:${model.url}`)) fail('Clear left the key in the OS keyring');
     });
 
+    await step('Settings: a key refused because the saved provider signs in by itself shows `claude auth login` apart, to copy', async () => {
+      const sec = page.getByTestId('provider-settings');
+      // Saved as the Claude Code CLI elsewhere (`mneme`, another window) while this form still
+      // shows the endpoint and its key box: the key is refused with the command to run.
+      const saved = await api(server, 'providerSettings', {});
+      await api(server, 'setProviderSettings', { kind: 'claude-cli' });
+      try {
+        await sec.getByTestId('provider-key-input').fill('sk-e2e-not-taken');
+        await sec.getByTestId('provider-key-save').click();
+        const err = sec.getByTestId('provider-key-error');
+        await err.getByTestId('problem-command').locator('code', { hasText: /^claude auth login$/ }).waitFor();
+        const text = (await err.textContent()) ?? '';
+        if (!text.includes('uses its own sign-in') || !text.includes('Then test the provider again.') || text.includes('`')) fail(`the key error reads "${text}"`);
+        await err.getByRole('button', { name: 'Copy the command claude auth login' }).waitFor();
+        await err.scrollIntoViewIfNeeded();
+        await shot('settings-provider-key-error', false);
+      } finally {
+        await api(server, 'setProviderSettings', { kind: saved.kind, model: saved.model, baseUrl: saved.baseUrl, timeoutSecs: saved.timeoutSecs });
+      }
+      await nav('Memories');
+      await nav('Settings');
+      await page.getByTestId('provider-settings').getByTestId('provider-key-state').getByText('No key').waitFor();
+    });
+
     await step('Team: repository and server; sign in through the device flow in a second tab', async () => {
       await nav('Team');
       await page.getByTestId('team-repo').getByText(TEAM.repo).waitFor();
@@ -1709,6 +1738,38 @@ async function main() {
       if (shown !== 100) fail(`the history lists ${shown} versions, not the newest 100`);
       await hist.scrollIntoViewIfNeeded();
       await shot('team-history-older', false);
+    });
+
+    await step('Team: a replaced local edit holding a secret is not restored; the refusal shows at its conflict, nothing moved', async () => {
+      // This machine's Claude Code wrote a token into its copy; a teammate's change then wins
+      // the pull, and the local edit goes to the trash.
+      const file = path.join(teamDir, 'changelog.md');
+      write(file, `# Changelog\n\nRelease 101 is out. Publish with ${fakeToken}\n`);
+      const theirs = '# Changelog\n\nRelease 102 is out.\n';
+      const res = await fetch(`${team.url}/api/claude_code/team_memory?repo=${encodeURIComponent(TEAM.repo)}`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${team.token()}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ entries: { 'changelog.md': theirs } }),
+      });
+      if (!res.ok) fail(`writing the teammate's version: the team server answered ${res.status} ${await res.text()}`);
+      await page.getByTestId('team-pull').click();
+      await page.getByTestId('team-result').getByText('Pulled:').waitFor();
+      const conflict = page.getByTestId('team-conflicts').locator('li', { hasText: 'changelog.md' });
+      const trashBefore = (await api(server, 'trash', { cwd: fx.repo })).entries.map((e) => e.id).sort();
+      expectedRefused = '/api/teamRestoreConflict';
+      await conflict.getByTestId('team-restore').click();
+      const err = conflict.getByTestId('team-restore-error');
+      await err.getByText('Not restored: your version of team/changelog.md appears to contain secrets (GitHub PAT)', { exact: false }).waitFor();
+      expectedRefused = null;
+      if (!(await err.textContent())?.includes('without the secret, then push')) fail(`the refusal reads "${await err.textContent()}"`);
+      if ((await page.content()).includes(fakeToken)) fail('the page shows the secret itself');
+      if (fs.readFileSync(file, 'utf8') !== theirs) fail('the refused restore changed the file');
+      const trashAfter = (await api(server, 'trash', { cwd: fx.repo })).entries.map((e) => e.id).sort();
+      if (JSON.stringify(trashAfter) !== JSON.stringify(trashBefore)) fail(`the refused restore changed the trash: ${JSON.stringify(trashBefore)} → ${JSON.stringify(trashAfter)}`);
+      await conflict.scrollIntoViewIfNeeded();
+      await shot('team-restore-refused', false);
+      await err.getByRole('button', { name: 'Dismiss' }).click();
+      await err.waitFor({ state: 'detached' });
     });
 
     await step('Team: remove a file for everyone (a tombstone); the local copy goes to the trash', async () => {
