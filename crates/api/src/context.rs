@@ -326,6 +326,9 @@ impl Mneme {
             // Read only for releases that know the flag: the global config can be large.
             auto_memory_label_flag: profile.auto_memory_label_by_flag
                 && mneme_store::server_flags::ServerFlags::for_session(&self.env, env).is_on(mneme_core::versions::AUTO_MEMORY_LABEL_FLAG),
+            // The entrypoint is taken from the shell when Claude Code starts, before any settings
+            // file's `env` block applies.
+            cowork_session: matches!(self.env.var("CLAUDE_CODE_ENTRYPOINT"), Some("remote_cowork" | "remote_cowork_trigger")),
             // 2.1.281-2.1.284 ran the plugin in its default mode whatever the settings said.
             agents_md: if profile.agents_md_settings_honoured { agents_md_setting(&settings) } else { AgentsMd::WithoutClaudeMd },
         };
