@@ -678,6 +678,9 @@ impl Mneme {
     /// Puts a trashed memory back, with its index line.
     pub fn restore_memory(&self, req: &ContextRequest, id: &str) -> Result<PathBuf, ApiError> {
         let (_, m) = self.memdir(req)?;
+        if let Some(entry) = m.list_trash()?.entries.into_iter().find(|e| e.id == id) {
+            team_restore_allowed(&m, id, &entry.original_rel_path)?;
+        }
         let restored = m.restore(id).map_err(|e| match e {
             // Restoring has no other name to offer: say how to make room instead, naming the
             // file as the folder lists it where the disk folds letter case.
@@ -1109,6 +1112,21 @@ fn name_taken_by_case(m: &Memdir, e: MemdirError) -> ApiError {
         }
     }
     e.into()
+}
+
+/// Putting a file back into `team/` writes into the shared folder, so the team's write policy
+/// decides it as it decides every other write there (a version holding a secret would otherwise
+/// come back, then be held back by every push). Judged before anything moves: refused, the
+/// folder and the trash entry stay as they are. Both restores ask it: Memories → Trash and a
+/// local version a team pull replaced.
+pub(crate) fn team_restore_allowed(m: &Memdir, id: &str, rel: &str) -> Result<(), ApiError> {
+    if Scope::of(rel) != Scope::Team {
+        return Ok(());
+    }
+    if let Some((kept, bytes)) = m.trashed_content(id)? {
+        mneme_team::check_team_restore(&bytes, rel, &kept).map_err(|refused| ApiError::new(ErrorCode::SecretsRefused, refused.to_string()))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -989,14 +989,7 @@ impl Mneme {
                 "Trash entry \"{trash_id}\" holds {rel}, which is not a team file. Restore it from Memories → Trash."
             )));
         }
-        // Putting it back writes into the shared folder, so the team's write policy decides it
-        // as it decides every other write there (a version holding a secret would otherwise be
-        // restored, then held back by every push). Judged before anything moves: refused, the
-        // file and the trash entry stay as they are.
-        if let Some((kept, bytes)) = m.trashed_content(trash_id)? {
-            mneme_team::check_team_restore(&bytes, &rel, &kept)
-                .map_err(|refused| ApiError::new(ErrorCode::SecretsRefused, refused.to_string()))?;
-        }
+        crate::memories::team_restore_allowed(&m, trash_id, &rel)?;
         let replaced = match std::fs::symlink_metadata(target.memory_dir.join(&rel)) {
             Ok(_) => Some(m.trash_file(&rel)?.id),
             Err(_) => None,

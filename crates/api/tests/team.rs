@@ -524,6 +524,34 @@ fn a_replaced_local_edit_holding_a_secret_is_not_restored() {
     assert_eq!(a.mneme.team_status(&a.req()).unwrap().files[0].status, TeamFileStatus::Synced);
 }
 
+/// The same policy holds for Memories → Trash: a team memory Claude Code wrote with a secret in
+/// it, deleted in Mneme, does not come back into the shared folder; the trash keeps it, and a
+/// private memory with the same text is restored as before.
+#[test]
+fn a_trashed_team_memory_holding_a_secret_is_not_restored() {
+    let s = Server::start();
+    let a = Machine::new(&s);
+    let text = format!("CI runs on every push with the bot token {}.\n", fake_github_token());
+    a.write("ci.md", &text);
+    let trashed = a.mneme.delete_memory(&a.req(), "team/ci.md").unwrap();
+    assert_eq!(a.read("ci.md"), None);
+    let trash_before = a.mneme.trash(&a.req()).unwrap().entries;
+
+    let e = a.mneme.restore_memory(&a.req(), &trashed.id).unwrap_err();
+    assert_eq!(e.code, ErrorCode::SecretsRefused, "{}", e.message);
+    assert!(e.message.starts_with("Not restored: your version of team/ci.md appears to contain secrets (GitHub PAT)"), "{}", e.message);
+    assert!(e.message.contains("team/ci.md stays as it is") && e.message.contains(&trashed.id), "{}", e.message);
+    assert!(!e.message.contains(&fake_github_token()[4..]), "{}", e.message);
+    assert_eq!(a.read("ci.md"), None, "nothing came back into team memory");
+    assert_eq!(a.mneme.trash(&a.req()).unwrap().entries, trash_before, "the trash is as it was");
+
+    let private = a.t.memdir_for(&a.repo).join("ci.md");
+    write_file(&private, &text);
+    let trashed = a.mneme.delete_memory(&a.req(), "ci.md").unwrap();
+    assert_eq!(a.mneme.restore_memory(&a.req(), &trashed.id).unwrap(), private, "private memory is the user's own");
+    assert_eq!(fs::read_to_string(&private).unwrap(), text);
+}
+
 #[test]
 fn writing_a_secret_into_team_memory_is_refused_with_its_own_code() {
     let s = Server::start();

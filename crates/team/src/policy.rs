@@ -59,7 +59,7 @@ pub fn check_team_write(content: &str) -> Result<(), TeamWriteRefused> {
 /// copying it over without the secret (the trashed copy cannot be edited where it lies).
 pub fn check_team_restore(bytes: &[u8], rel: &str, kept: &Path) -> Result<(), TeamWriteRefused> {
     let kept_note = format!(
-        "Nothing was moved: the file keeps the version it has, and yours stays in Mneme's trash ({}).",
+        "Nothing was moved: {rel} stays as it is, and your version stays in Mneme's trash ({}).",
         kept.display()
     );
     match found(&String::from_utf8_lossy(bytes), bytes) {
