@@ -71,3 +71,41 @@ fn mneme_projects_says_which_drive_is_not_answering() {
     drop(hung);
     drop(drive);
 }
+
+/// Claude Code's own folder (`CLAUDE_CONFIG_DIR`) on a drive that does not answer: `mneme
+/// projects` ends after the drive's patience with an error naming that folder, instead of
+/// waiting for the drive (before, for ever).
+#[test]
+fn mneme_projects_says_the_config_folder_is_not_answering_instead_of_hanging() {
+    let mut home = TestHome::new();
+    let Some(drive) = Exfat::mount(&home.root.join("drives/config")) else { return };
+    let config = drive.path().join(".claude");
+    home.env = home.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+    let project = home.root.join("alpha");
+    std::fs::create_dir_all(&project).unwrap();
+    session(&home, &project, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
+    assert!(projects(&home, &[]).contains(&project.display().to_string()));
+
+    let hung = drive.hang(NEVER);
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), &home);
+    let child = cmd.arg("projects").current_dir(&home.root).spawn().expect("mneme starts");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let Ok(out) = rx.recv_timeout(GIVE_UP) else {
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        panic!("`mneme projects` did not finish within 30 s: it hung with the drive");
+    };
+    let out = out.expect("mneme runs");
+    assert!(!hung.rescued(), "`mneme projects` hung with the drive");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("The drive holding Claude Code's configuration folder (CLAUDE_CONFIG_DIR) {} is not answering", config.join("projects").display())),
+        "{stderr}"
+    );
+    drop(hung);
+    drop(drive);
+}
