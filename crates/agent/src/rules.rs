@@ -38,7 +38,7 @@
 
 use mneme_store::settings::{SettingSource, Settings};
 use serde_json::Value;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// What a rule asks for when it covers a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,18 +293,7 @@ impl PermissionRules {
 /// `path` made absolute against `cwd` and normalized (`.` and `..` resolved by name, as
 /// Node's `path.resolve` does).
 fn absolute(cwd: &Path, path: &str) -> PathBuf {
-    let joined = cwd.join(path);
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    mneme_store::git::normalize(&cwd.join(path))
 }
 
 /// Whether a `Bash(...)` rule's content covers `command`: the whole command, or one of its
