@@ -143,15 +143,8 @@ fn way_is_writable(path: &Path, me: &Account) -> bool {
             match std::fs::symlink_metadata(&step) {
                 Ok(m) if m.file_type().is_symlink() => {
                     let Ok(target) = std::fs::read_link(&step) else { return true };
-                    // A target that climbs back out after naming a folder (`a/../../x`) is not
-                    // followed: the release judges it writable.
-                    let parts: Vec<Component> = target.components().filter(|c| !matches!(c, Component::CurDir)).collect();
-                    let last_up = parts.iter().rposition(|c| matches!(c, Component::ParentDir));
-                    let first_name = parts.iter().position(|c| !matches!(c, Component::ParentDir));
-                    if let (Some(up), Some(name)) = (last_up, first_name) {
-                        if up > name {
-                            return true;
-                        }
+                    if climbs_out(&target) {
+                        return true;
                     }
                     let mut resolved = folder.join(&target);
                     for rest in &names[i + 1..] {
@@ -170,6 +163,15 @@ fn way_is_writable(path: &Path, me: &Account) -> bool {
         }
     }
     true
+}
+
+/// A link target that climbs back out after naming a folder (`a/../../x`), or that is nothing
+/// but `..`s: the release does not follow it and judges the way writable. Its segments as the
+/// release splits them (no root, no `.`), so `/../x` climbs nowhere.
+fn climbs_out(target: &Path) -> bool {
+    let parts: Vec<Component> = target.components().filter(|c| matches!(c, Component::Normal(_) | Component::ParentDir)).collect();
+    let Some(up) = parts.iter().rposition(|c| matches!(c, Component::ParentDir)) else { return false };
+    parts.iter().position(|c| !matches!(c, Component::ParentDir)).is_none_or(|name| up > name)
 }
 
 /// A path as the release names an unverified file: its tags neutralized as in MEMORY.md,
@@ -227,6 +229,22 @@ pub fn quoted_text(content: &str, tags: mneme_core::versions::MemoryIndexTags) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_that_climb_out_are_not_followed() {
+        for (target, climbs) in [
+            ("real/../real", true),
+            ("../..", true),
+            ("..", true),
+            ("/x/..", true),
+            ("../real", false),
+            ("/../x", false),
+            ("./a/./b", false),
+            ("/etc/claude-code", false),
+        ] {
+            assert_eq!(climbs_out(Path::new(target)), climbs, "{target}");
+        }
+    }
 
     #[test]
     fn inside_is_lexical_and_excludes_the_folder_itself() {
