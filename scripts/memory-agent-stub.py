@@ -15,18 +15,17 @@ import sys
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+# The conformance stub's reading of a request (whether a tool result came back yet), not a copy.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "testdata" / "conformance"))
+from stub_api import has_tool_result  # noqa: E402
 
 LOG, PORT_FILE, CALLS = sys.argv[1:4]
 LOCK = threading.Lock()
 EXTRACTION_MARK = "memory extraction subagent"
 
 
-def has_tool_result(body):
-    for m in body.get("messages") or []:
-        c = m.get("content")
-        if isinstance(c, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in c):
-            return True
-    return False
 
 
 class Handler(BaseHTTPRequestHandler):
