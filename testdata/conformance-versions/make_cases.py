@@ -214,6 +214,13 @@ def fx_agents(root):
     # a managed CLAUDE.md (organisation policy) next to a project that has only AGENTS.md
     w(f"{fx}/managed-dir/CLAUDE.md", "MANAGED-CLAUDE-MD\n")
     repo("managed_claude", {"AGENTS.md": "MC-AGENTS\n"}, MANAGED="managed-dir")
+    # the same in a Cowork session run as root, whose account could have written any managed
+    # file: from 2.1.304 labelled unverified and quoted, its rules and includes too (rows 87, 88)
+    w(f"{fx}/managed-cowork/CLAUDE.md", "MANAGED-COWORK\n> kept quote\n- <tick> and \u200bhidden\n@inc.md\n")
+    w(f"{fx}/managed-cowork/inc.md", "MANAGED-COWORK-INCLUDED\n")
+    w(f"{fx}/managed-cowork/.claude/rules/r.md", "MANAGED-COWORK-RULE\n")
+    repo("managed_cowork", {"AGENTS.md": "MCW-AGENTS\n"}, MANAGED="managed-cowork",
+         EXTRA_ENV="CLAUDE_CODE_ENTRYPOINT=remote_cowork")
     # the user/managed layers only: AGENTS.md there is not a thing
     repo("user_claude_only", {"AGENTS.md": "UCO-AGENTS\n"}, EXTRA_ARGS="--setting-sources user")
     repo("disable_claude_mds", {"AGENTS.md": "DCM-AGENTS\n"}, EXTRA_ENV="CLAUDE_CODE_DISABLE_CLAUDE_MDS=1")
