@@ -160,10 +160,10 @@ fn with_trailing_slash(dir: &Path) -> String {
 /// write over its place: the trash keeps its bytes (and its permissions and dates), and the
 /// entry's id restores it. Refused, and put back, when the file changed since the undo read
 /// `bytes`: the record would keep other bytes than the trash.
-fn set_aside(memdir: &Memdir, rel: &str, bytes: &[u8]) -> Result<String, String> {
+fn set_aside(memdir: &Memdir, rel: &str, bytes: &[u8]) -> Result<String, DreamError> {
     let entry = memdir
         .trash_file(rel)
-        .map_err(|e| format!("{rel} is not UTF-8 text, and the undo could not keep it in Mneme's trash before replacing it ({e}); nothing was undone. Free some space or fix the trash folder, then undo again"))?;
+        .map_err(|e| DreamError::Invalid(format!("{rel} is not UTF-8 text, and the undo could not keep it in Mneme's trash before replacing it ({e}); nothing was undone. Free some space or fix the trash folder, then undo again")))?;
     match memdir.trashed_content(&entry.id) {
         Ok(Some((_, kept))) if kept == bytes => Ok(entry.id),
         _ => {
@@ -171,7 +171,7 @@ fn set_aside(memdir: &Memdir, rel: &str, bytes: &[u8]) -> Result<String, String>
                 Ok(_) => String::new(),
                 Err(e) => format!(" It could not be put back ({e}): `mneme memories restore {}` does that", entry.id),
             };
-            Err(format!("{rel} changed while the undo was setting it aside; nothing was undone.{back} Undo again"))
+            Err(DreamError::Invalid(format!("{rel} changed while the undo was setting it aside; nothing was undone.{back} Undo again")))
         }
     }
 }
@@ -891,7 +891,7 @@ impl Dreams {
                 Ok(trash_id) => undo_kept.push(history::KeptBytes { path: path.clone(), bytes: bytes.clone(), trash_id, extra: Default::default() }),
                 Err(e) => {
                     let unsaid = put_back(&memdir, &undo_kept);
-                    return Err(DreamError::Invalid(format!("{e}{unsaid}")));
+                    return Err(if unsaid.is_empty() { e } else { DreamError::Invalid(format!("{e}{unsaid}")) });
                 }
             }
         }
