@@ -125,7 +125,7 @@ mod tests {
         let pat = format!("ghp_{}", "nUwYcfi1NQBYsmPBK6K7rrTYmlfxd6KQzYRd");
         let err = check_team_restore(format!("Use {pat} for CI.").as_bytes(), "team/oncall.md", kept).unwrap_err().to_string();
         assert!(err.starts_with("Not restored: your version of team/oncall.md appears to contain secrets (GitHub PAT)"), "{err}");
-        assert!(err.contains(&format!("yours stays in Mneme's trash ({})", kept.display())) && err.contains("without the secret, then push"), "{err}");
+        assert!(err.contains(&format!("your version stays in Mneme's trash ({})", kept.display())) && err.contains("without the secret, then push"), "{err}");
         assert!(!err.contains(&pat[4..]), "{err}");
         let aws = format!("Example: aws_access_key: AKIAIOSFODNN7{}", "EXAMPLE");
         let err = check_team_restore(aws.as_bytes(), "team/aws.md", kept).unwrap_err().to_string();
