@@ -17,6 +17,7 @@
 //! at, or more than 40 links, count as "could" too. On Windows the release judges no owner
 //! (only the folder rule), and so does Mneme there.
 
+use mneme_store::git::normalize;
 use std::path::{Component, Path, PathBuf};
 
 /// How many links the way to a file may pass before the release gives up (and judges it
@@ -39,21 +40,6 @@ fn lexically_inside(path: &Path, dir: &Path) -> bool {
     let path = normalize(path);
     let dir = normalize(dir);
     path != dir && path.starts_with(&dir)
-}
-
-/// `.` and `..` folded away, as `path.resolve` does for an absolute path.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(unix)]
