@@ -74,6 +74,10 @@ pub enum DreamGate {
     Sessions,
     /// Another dream (here or in Claude Code) holds `.consolidate-lock`.
     Lock,
+    /// The release's last look, once it holds the lock (from 2.1.331): the folder's sessions
+    /// ran under another organization, or for a limited-retention owner who is not the
+    /// sign-in's, so it gives the lock back without dreaming (`organization` says which).
+    Organization,
 }
 
 impl From<Gate> for DreamGate {
@@ -123,6 +127,42 @@ pub struct DreamLock {
     pub stale_at_ms: Option<i64>,
 }
 
+/// Why Claude Code (and so Mneme's background dreams) skips this folder for the organizations
+/// its sessions ran under: the scheduler's own reason, which it otherwise says only in the run
+/// log.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamOrganizationSkip {
+    /// Claude Code's name for the reason in its debug log: `other_hybrid_organization`,
+    /// `other_retention_organization` or `hybrid_organization_check_failed`.
+    pub code: String,
+    /// The organization the sessions ran under; `None` when they ran under several, for an
+    /// owner without one, or the search failed.
+    pub organization: Option<String>,
+    /// The limited-retention owner's account (`other_retention_organization`).
+    pub account: Option<String>,
+    /// Which sessions, why they are skipped and what to do, in a sentence.
+    pub explanation: String,
+}
+
+impl From<mneme_dream::organization::OrganizationSkip> for DreamOrganizationSkip {
+    fn from(skip: mneme_dream::organization::OrganizationSkip) -> Self {
+        use mneme_dream::organization::{Found, OrganizationSkip};
+        let (organization, account) = match &skip {
+            OrganizationSkip::OtherHybridOrganization { found: Found::One(org) } => (Some(org.clone()), None),
+            OrganizationSkip::OtherRetentionOrganization { owner } => (owner.organization_uuid.clone(), Some(owner.account_uuid.clone())),
+            OrganizationSkip::OtherHybridOrganization { found: Found::Several } | OrganizationSkip::SearchFailed { .. } => (None, None),
+        };
+        DreamOrganizationSkip {
+            code: skip.code().to_string(),
+            organization,
+            account,
+            explanation: format!("{} Mneme's background dreams skip this folder too.", sentence(skip.explanation())),
+        }
+    }
+}
+
 /// The gates of one project's memory folder, and what the Dreams screen says about them.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
@@ -158,6 +198,10 @@ pub struct DreamGates {
     /// When the time, throttle and lock gates all allow a dream; the session gate may still
     /// wait for more sessions.
     pub next_eligible_ms: i64,
+    /// Whether the release this status is seen for skips the folder, once every other gate
+    /// is open, for the organizations its sessions ran under; `None` when it does not (or the
+    /// release has no such check).
+    pub organization: Option<DreamOrganizationSkip>,
     /// The first gate that blocks; `None` when an automatic dream would start now.
     pub blocked_by: Option<DreamGate>,
     /// What blocks, in a sentence.
@@ -304,6 +348,36 @@ pub struct DreamFile {
     pub diff: crate::LineDiff,
     /// Why, in a line.
     pub reason: String,
+    /// In what an undo replaced: the file was not UTF-8 text, so `before` shows U+FFFD where
+    /// its bytes do not decode and is not what it held; its exact bytes are in Mneme's trash.
+    pub kept_bytes: Option<DreamKeptBytes>,
+}
+
+/// The exact bytes of a file a forced undo replaced that was not UTF-8 text (an editor saved it
+/// in another encoding), kept in Mneme's trash as they were.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct DreamKeptBytes {
+    /// The trash entry holding them (Memories → Trash, `mneme memories restore <id>`).
+    pub trash_id: String,
+    /// How many bytes the file held.
+    pub size: u64,
+    /// Where they are and how to put them back, in a sentence.
+    pub note: String,
+}
+
+impl DreamKeptBytes {
+    fn of(kept: &mneme_dream::history::KeptBytes, rel: &str) -> DreamKeptBytes {
+        let (id, size) = (&kept.trash_id, kept.bytes.len());
+        DreamKeptBytes {
+            trash_id: id.clone(),
+            size: size as u64,
+            note: format!(
+                "{rel} was not UTF-8 text when the undo replaced it, so its text cannot be shown as it was. Its exact {size} bytes are kept in Mneme's trash as entry {id}: to put them back, rename {rel} or move it to the trash, then restore {id} from Memories → Trash."
+            ),
+        }
+    }
 }
 
 /// One line a dream takes out of a file, and where its text is afterwards: the "what moved
@@ -632,6 +706,7 @@ fn files_of(root: &Path, changes: &[FileChange]) -> Vec<DreamFile> {
                 before: c.before.clone(),
                 after: c.after.clone(),
                 reason,
+                kept_bytes: None,
             }
         })
         .collect();
@@ -661,16 +736,22 @@ fn dream_view(r: DreamRecord) -> DreamView {
     let item = r.summary_view().into();
     let files = files_of(&r.changeset.root, &r.changeset.changes);
     // A forced undo's inverse changeset holds, as `before`, what was on disk just before it;
-    // only the files that differed from the dream's own result are worth showing.
+    // only the files that differed from the dream's own result are worth showing, and every
+    // file whose exact bytes the undo kept (its text there is only a lossy reading of them).
     let undo_replaced = match &r.undo {
         Some(undo) => {
+            let kept = |path: &Path| r.undo_kept.iter().find(|k| k.path == path);
             let replaced: Vec<FileChange> = undo
                 .changes
                 .iter()
-                .filter(|u| r.changeset.changes.iter().any(|c| c.path == u.path && c.after != u.before))
+                .filter(|u| kept(&u.path).is_some() || r.changeset.changes.iter().any(|c| c.path == u.path && c.after != u.before))
                 .cloned()
                 .collect();
-            files_of(&undo.root, &replaced)
+            let mut files = files_of(&undo.root, &replaced);
+            for f in &mut files {
+                f.kept_bytes = kept(&f.path).map(|k| DreamKeptBytes::of(k, &f.rel_path));
+            }
+            files
         }
         None => Vec::new(),
     };
@@ -808,11 +889,21 @@ impl Mneme {
     /// The gates of the project's memory folder as they stand, its dream mode and how many
     /// dreams wait for approval. Changes nothing.
     pub fn dream_status(&self, req: &ContextRequest) -> Result<DreamGates, ApiError> {
-        let (DreamSite { target, enabled, flags, env }, profile) = self.dream_site(req)?;
+        let (site, profile) = self.dream_site(req)?;
+        // The scheduler's own last look, so the screen says why a dream whose other gates are
+        // open never runs (it was said only in the run log).
+        let organization: Option<DreamOrganizationSkip> = site.organization_skip(&profile).map(Into::into);
+        let DreamSite { target, enabled, flags, env } = site;
         let offer = flags.claude_code_offer(&env, &profile);
         let (claude_code_offers, offer_note) = (offer_known(offer), offer_note(offer));
         let d = self.dreams();
         let s = d.status(&target, &enabled, &flags);
+        // Checked last, as the release does once it holds the lock: an earlier gate that is
+        // shut is still the one that blocks.
+        let (blocked_by, blocked_explanation) = match (s.blocked_by, &organization) {
+            (None, Some(o)) => (Some(DreamGate::Organization), o.explanation.clone()),
+            (gate, _) => (gate.map(Into::into), blocked_explanation(&s)),
+        };
         let mode = d.mode(&target.memory_dir)?;
         let pending = d.pending_count(&target.memory_dir)?;
         let (off_reason, auto_dream_source, explanation) = off_reason(&enabled);
@@ -844,8 +935,9 @@ impl Mneme {
             },
             throttled_until_ms: s.throttled_until_ms,
             next_eligible_ms: s.next_eligible_at_ms,
-            blocked_by: s.blocked_by.map(Into::into),
-            blocked_explanation: blocked_explanation(&s),
+            organization,
+            blocked_by,
+            blocked_explanation,
             pending,
         })
     }

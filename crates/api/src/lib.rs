@@ -51,9 +51,9 @@ pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, Skip
 pub use error::{ApiError, ErrorCode};
 pub use diff::{line_diff, DiffLine, DiffOp, LineDiff};
 pub use dreams::{
-    BackgroundRun, DailyLog, DreamFile, DreamFileAction, DreamGate, DreamGates, DreamHistory, DreamListItem, DreamLock,
-    DreamModeName, DreamOffReason, DreamRefusal, DreamState, DreamTrashed, DreamTrigger, DreamView, JobName, RunOutcome,
-    SchedulerEvent, LOG_DAYS_SHOWN,
+    BackgroundRun, DailyLog, DreamFile, DreamFileAction, DreamGate, DreamGates, DreamHistory, DreamKeptBytes, DreamListItem,
+    DreamLock, DreamModeName, DreamOffReason, DreamOrganizationSkip, DreamRefusal, DreamState, DreamTrashed, DreamTrigger,
+    DreamView, JobName, RunOutcome, SchedulerEvent, LOG_DAYS_SHOWN,
 };
 pub use files::{FileText, SavedFile, SavedMemory};
 pub use graph::{Graph, GraphEdge, GraphNode};

@@ -76,6 +76,10 @@ pub struct DreamGateStatus {
     /// `None` when Mneme cannot tell (see [`crate::DreamGates::claude_code_offers`]).
     pub claude_code_offers: Option<bool>,
     pub offer_note: Option<String>,
+    /// Whether Claude Code, and Mneme's background dreams, skip the folder for the
+    /// organizations its sessions ran under once every other gate is open (see
+    /// [`crate::DreamGates::organization`]).
+    pub organization: Option<crate::DreamOrganizationSkip>,
 }
 
 /// Which model runs a job: the offline engine, the provider saved in Settings, or one named
@@ -157,12 +161,22 @@ impl Mneme {
 
     /// The dream gates of the folder as they stand, and its dream mode. Changes nothing.
     pub fn dream_gate_status(&self, at: &MemoryFolder) -> Result<DreamGateStatus, ApiError> {
-        let DreamSite { target, enabled, flags, env } = self.dream_site_at(at)?;
-        let offer = flags.claude_code_offer(&env, &self.rendered_for(None).1);
+        let site = self.dream_site_at(at)?;
+        let profile = self.rendered_for(None).1;
+        // The scheduler's own last look before it dreams (`DreamSite::organization_skip`).
+        let organization = site.organization_skip(&profile).map(Into::into);
+        let DreamSite { target, enabled, flags, env } = site;
+        let offer = flags.claude_code_offer(&env, &profile);
         let d = self.dreams();
         let status = d.status(&target, &enabled, &flags);
         let mode = d.mode(&target.memory_dir).map_err(exact)?;
-        Ok(DreamGateStatus { status, mode, claude_code_offers: crate::dreams::offer_known(offer), offer_note: crate::dreams::offer_note(offer) })
+        Ok(DreamGateStatus {
+            status,
+            mode,
+            claude_code_offers: crate::dreams::offer_known(offer),
+            offer_note: crate::dreams::offer_note(offer),
+            organization,
+        })
     }
 
     /// Dreams now over the folder (the lock is honoured). Applied at once when `apply_now` or

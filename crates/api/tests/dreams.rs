@@ -167,6 +167,40 @@ fn undo_is_refused_when_a_file_changed_since_and_forcing_keeps_the_newer_text_in
     assert_eq!(forced.undo_replaced[0].before.as_deref(), Some(edited.as_str()));
 }
 
+/// A forced undo over a file saved since in another encoding keeps its exact bytes in Mneme's
+/// trash: the record view says so, with the trash entry and how to put them back, rather than
+/// offering the lossy text (U+FFFD for what does not decode) as what the file held; restoring
+/// the entry as it says gives the bytes back.
+#[test]
+fn a_forced_undo_over_a_file_no_longer_utf8_shows_its_bytes_kept_in_the_trash() {
+    let w = World::new();
+    let m = w.mneme();
+    let dream = m.run_dream(&w.at(), None).unwrap();
+    assert!(dream.files.iter().any(|f| f.is_index && f.after.is_some()), "the premise: the dream rewrote the index");
+    let cp1252: &[u8] = b"- [New](tabs_new.md) \x97 caf\xe9\n";
+    fs::write(w.mem.join("MEMORY.md"), cp1252).unwrap();
+    let undone = m.undo_dream(&w.at(), None, true).unwrap();
+    assert_eq!(undone.item.state, DreamState::Undone);
+    let index = undone.undo_replaced.iter().find(|f| f.rel_path == "MEMORY.md").expect("the index is among what the undo replaced");
+    let kept = index.kept_bytes.as_ref().expect("its bytes are said to be kept");
+    assert_eq!(kept.size, cp1252.len() as u64);
+    assert!(
+        kept.note.contains(&format!("kept in Mneme's trash as entry {}", kept.trash_id)) && kept.note.contains("Memories → Trash"),
+        "{}",
+        kept.note
+    );
+    // The same from the history, as the screen opens it later.
+    let shown = m.dream(&w.at(), &undone.item.id).unwrap();
+    let again = shown.undo_replaced.iter().find(|f| f.rel_path == "MEMORY.md").unwrap();
+    assert_eq!(again.kept_bytes.as_ref().map(|k| k.trash_id.as_str()), Some(kept.trash_id.as_str()));
+    // A file that was text has nothing kept apart: its text is what it held.
+    assert!(shown.undo_replaced.iter().filter(|f| f.rel_path != "MEMORY.md").all(|f| f.kept_bytes.is_none()));
+    // What the note says to do puts the exact bytes back.
+    fs::remove_file(w.mem.join("MEMORY.md")).unwrap();
+    m.restore_memory(&w.at(), &kept.trash_id).unwrap();
+    assert_eq!(fs::read(w.mem.join("MEMORY.md")).unwrap(), cp1252);
+}
+
 #[test]
 fn rejecting_writes_nothing_and_a_bad_mode_or_id_says_what_to_do() {
     let w = World::new();
@@ -239,6 +273,53 @@ fn the_status_walks_the_gates_in_claude_codes_order() {
     // Finished dreams leave no marker behind (the lock file keeps the PID; the marker is what
     // says a dream of this app is running).
     assert!(!mneme_dream::lock::ConsolidationLock::new(&w.mem).running_here());
+}
+
+/// Sessions that ran under another organization: once every other gate is open, the status
+/// says the folder is skipped, naming the organization and what to do, as the scheduler decides
+/// (it said so only in the run log); an earlier gate that is shut still blocks first. Signed in
+/// to that organization, or for a release before 2.1.331, nothing is skipped.
+#[test]
+fn the_status_says_when_sessions_of_another_organization_keep_dreams_away() {
+    const MINE: &str = "5b7c9f0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
+    const THEIRS: &str = "0f9e8d7c-6b5a-4493-8271-605f4e3d2c1b";
+    let w = World::new();
+    let m = w.mneme();
+    m.set_auto_dream(true).unwrap();
+    let sign_in = |org: &str| {
+        let config = w.t.env.global_config_path();
+        let mut v: serde_json::Value = fs::read(&config).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_else(|| serde_json::json!({}));
+        v["oauthAccount"] = serde_json::json!({"accountUuid": "acc-1", "organizationUuid": org});
+        fs::write(&config, v.to_string()).unwrap();
+    };
+    sign_in(MINE);
+    w.session(0);
+    let dir = w.t.config_home().join("projects").join(mneme_core::sanitize::sanitize_path(&w.repo.to_string_lossy()));
+    let transcript = dir.join("00000000-1111-4111-8111-111111111111.jsonl");
+    let line = serde_json::json!({"type": "hybrid-organization", "organizationUuid": THEIRS}).to_string();
+    fs::write(&transcript, format!("{{}}\n{line}\n")).unwrap();
+    set_mtime(&transcript, NOW - 3600);
+    let at = |v: &str| ContextRequest { claude_version: Some(v.parse().unwrap()), ..w.at() };
+
+    // The session gate shuts first: it still blocks, and the organization check is told too.
+    let s = m.dream_status(&at("2.1.337")).unwrap();
+    assert_eq!(s.blocked_by, Some(DreamGate::Sessions));
+    let org = s.organization.as_ref().expect("the organization check");
+    assert_eq!((org.code.as_str(), org.organization.as_deref()), ("other_hybrid_organization", Some(THEIRS)));
+    assert!(org.explanation.contains("sign in to that organization") && org.explanation.contains("Mneme's background dreams skip"), "{}", org.explanation);
+
+    for n in 1..5 {
+        w.session(n);
+    }
+    let s = m.dream_status(&at("2.1.337")).unwrap();
+    assert_eq!(s.blocked_by, Some(DreamGate::Organization), "every other gate is open");
+    assert!(s.blocked_explanation.starts_with("Sessions in this folder ran under organization ") && s.blocked_explanation.contains(THEIRS), "{}", s.blocked_explanation);
+
+    let old = m.dream_status(&at("2.1.330")).unwrap();
+    assert_eq!((old.blocked_by, old.organization.is_none()), (None, true), "2.1.330 has no such check");
+    sign_in(THEIRS);
+    let s = m.dream_status(&at("2.1.337")).unwrap();
+    assert_eq!((s.blocked_by, s.organization.is_none()), (None, true), "signed in to that organization");
 }
 
 #[test]

@@ -204,6 +204,20 @@ pub fn skip(transcript_dir: &Path, profile: &Profile, sign_in: &SignIn, retentio
     })
 }
 
+impl crate::DreamSite {
+    /// Why the release `profile` describes would not dream over this site's sessions for the
+    /// organizations they ran under; `None` when it would. The sign-in and
+    /// `tengu_mellow_petal` are the session's own (its global config, which settings' `env`
+    /// blocks can move), as are the flags the site's other gates read. The scheduler's last look
+    /// before it dreams and the status every front end shows both ask here, so the Dreams
+    /// screen says the very reason the scheduler skips a folder for. It reads every transcript
+    /// of the folder: the scheduler keeps the answer for the scan throttle's 10 minutes, a
+    /// status asked for by hand reads it afresh (a sign-in changed a moment ago counts).
+    pub fn organization_skip(&self, profile: &Profile) -> Option<OrganizationSkip> {
+        skip(&self.target.transcript_dir, profile, &SignIn::read(&self.env), self.flags.retention_checks())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -164,8 +164,9 @@ impl DreamLoop {
             self.say_once(cwd, Away::Gone, || format!("{} is gone; not dreaming until it is back", cwd.display()));
             return Ok(());
         }
-        let mneme_dream::DreamSite { mut target, enabled, flags, .. } = self.dreams.site_for_cwd(cwd);
-        target.current_session = session;
+        let mut site = self.dreams.site_for_cwd(cwd);
+        site.target.current_session = session;
+        let mneme_dream::DreamSite { target, enabled, flags, .. } = site.clone();
         // The memory folder may be on another drive (`autoMemoryDirectory`).
         if !drive_answers(&target.memory_dir).await {
             self.say_once(cwd, Away::NotAnswering, || not_answering(&target.memory_dir));
@@ -183,7 +184,7 @@ impl DreamLoop {
         // The release's last look before it dreams: sessions that ran under another
         // organization, or for a limited-retention owner who is not the sign-in's, are not
         // dreamed over (`mneme_dream::organization`). Said once while it lasts.
-        let skip = self.organization_skip(&target, &flags).await;
+        let skip = self.organization_skip(&site).await;
         if self.say_organization_once(cwd, &target, skip) {
             return Ok(());
         }
@@ -256,24 +257,24 @@ impl DreamLoop {
 }
 
 impl DreamLoop {
-    /// Why the Claude Code installed would not dream over `target`'s sessions for the
+    /// Why the Claude Code installed would not dream over `site`'s sessions for the
     /// organizations they ran under, if so. The search reads every transcript of the folder, so
     /// its answer is kept for the scan throttle's 10 minutes: Claude Code searches at most as
     /// often, after its throttle.
-    async fn organization_skip(&self, target: &mneme_dream::DreamTarget, flags: &mneme_dream::CachedFlags) -> Option<String> {
+    async fn organization_skip(&self, site: &mneme_dream::DreamSite) -> Option<String> {
         type Kept = BTreeMap<PathBuf, (Instant, Option<String>)>;
         static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(BTreeMap::new());
-        let key = target.transcript_dir.clone();
+        let key = site.target.transcript_dir.clone();
         if let Some((at, why)) = KEPT.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             if at.elapsed() < mneme_dream::gate::SESSION_SCAN_INTERVAL {
                 return why.clone();
             }
         }
-        let (env, dir, retention) = (self.dreams.environment().clone(), key.clone(), flags.retention_checks());
+        // The same search the Dreams screen's status shows (`DreamSite::organization_skip`).
+        let (env, site) = (self.dreams.environment().clone(), site.clone());
         let why = tokio::task::spawn_blocking(move || {
             let profile = mneme_store::claude_install::installed_profile(&env);
-            let sign_in = mneme_dream::organization::SignIn::read(&env);
-            mneme_dream::organization::skip(&dir, &profile, &sign_in, retention).map(|s| s.explanation())
+            site.organization_skip(&profile).map(|s| s.explanation())
         })
         .await
         .ok()
