@@ -47,8 +47,20 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
         if f.large {
             notes.push("over 40,000 chars".to_string());
         }
+        if f.unverified.is_some() {
+            notes.push("unverified".to_string());
+        }
         let notes = if notes.is_empty() { String::new() } else { format!("  [{}]", notes.join(", ")) };
         println!("{indent}{:<8} {}  ({} chars, ~{} tokens){notes}", f.layer.as_str(), safe_path(&f.path), f.chars, f.tokens);
+        // The layer's name says "Managed", which reads as the organization's policy: say why
+        // Claude Code does not send this one as such.
+        if let Some(u) = &f.unverified {
+            println!(
+                "{}unverified: Claude Code does not send this file as your organization's policy. {}",
+                " ".repeat(indent.chars().count() + 9),
+                safe(&u.reason)
+            );
+        }
     }
     println!("  total: {} chars, ~{} tokens", view.total_chars, view.total_tokens);
     if !view.skipped.is_empty() {
@@ -180,6 +192,13 @@ pub fn health(h: &Health) {
         println!("  listed more than once: {}", safe(&d.rel_path));
     }
     for s in &h.stale_index_lines {
+        if s.field == "path" {
+            println!(
+                "  {} line {} still points at {}, which a rename moved to {} (the rename did not finish; `mneme memories health --fix` points the line at {})",
+                safe(&s.index_rel_path), s.line, safe(&s.index_shows), safe(&s.file_has), safe(&s.file_has)
+            );
+            continue;
+        }
         println!(
             "  {} line {} shows {} {:?} for {}, but the file says {:?} (an edit did not finish; `mneme memories health --fix` updates the line)",
             safe(&s.index_rel_path), s.line, safe(&s.field), s.index_shows, safe(&s.rel_path), s.file_has

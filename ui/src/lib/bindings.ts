@@ -1976,7 +1976,7 @@ export type StaleIndexLine = {
 	relPath: string,
 	/**  The line, verbatim. */
 	text: string,
-	/**  `name` (the line's title) or `description` (its hook). */
+	/**  `name` (the line's title), `description` (its hook) or `path` (its target, after a rename). */
 	field: string,
 	/**  What the line shows. */
 	indexShows: string,

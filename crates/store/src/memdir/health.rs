@@ -83,7 +83,7 @@ pub struct StaleIndexLine {
     pub rel_path: String,
     /// The line, verbatim.
     pub text: String,
-    /// `name` (the line's title) or `description` (its hook).
+    /// `name` (the line's title), `description` (its hook) or `path` (its target, after a rename).
     pub field: String,
     /// What the line shows.
     pub index_shows: String,

@@ -9,6 +9,14 @@
 //! stale; [`Memdir::health`](super::Memdir::health) compares it with the file and the index
 //! (`stale_index_lines`), and [`Memdir::repair_stale_index_lines`] brings the lines in line
 //! with the file and removes the note.
+//!
+//! A rename is three writes too: the file moves, then its index lines are pointed at the new
+//! name. Its note (`renamedTo`) is written before the move; a note that outlives its rename,
+//! with the file at the new name and a line still naming the old one, is reported as a stale
+//! line (field `path`), and the fix points that line at the new name where it stands. Without
+//! the note a health fix would see a dangling line and an unindexed file, drop the one and add
+//! a line of its own for the other: the title and hook written by hand would be lost, and the
+//! new line would go last, past the 200-line cap in a long index.
 
 use super::error::io_err;
 use super::health::{IndexFix, StaleIndexLine};
@@ -34,6 +42,12 @@ pub(crate) struct PendingSync {
     pub rel_path: String,
     pub old_name: String,
     pub old_description: Option<String>,
+    /// Set for a rename: the memory's new path (relative to the memory folder), which the
+    /// lines naming `rel_path` must follow once the file has moved. Absent in edit notes and
+    /// in those of Mneme builds before it; such a build reads a rename note as an edit that
+    /// changed nothing (the name and description it holds are the file's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renamed_to: Option<String>,
 }
 
 /// An edit of one memory's name or description, as its index lines must follow it: a line
@@ -107,6 +121,23 @@ impl Memdir {
         Ok(path)
     }
 
+    /// Notes, durably, that `old_rel` is about to move to `new_rel`, before it moves (see the
+    /// module's overview). The name and description are the file's own, so a build that does
+    /// not know `renamedTo` finds nothing to follow in it.
+    pub(crate) fn note_pending_rename(&self, real_root: &Path, old_rel: &str, new_rel: &str) -> Result<PathBuf, MemdirError> {
+        let (old_name, old_description) = self.current_fields(old_rel).unwrap_or_else(|| (stem_of(old_rel).to_string(), None));
+        let note = PendingSync { rel_path: old_rel.into(), old_name, old_description, renamed_to: Some(new_rel.into()) };
+        self.note_pending_sync(real_root, &note)
+    }
+
+    /// For a rename note: the new path, when the rename moved the file and stopped before its
+    /// index lines followed (the old path is free, the new one holds a file).
+    fn moved_to<'a>(&self, note: &'a PendingSync) -> Option<&'a str> {
+        let to = note.renamed_to.as_deref()?;
+        let gone = fs::symlink_metadata(self.abs(&note.rel_path)).is_err();
+        (gone && fs::symlink_metadata(self.abs(to)).is_ok()).then_some(to)
+    }
+
     /// Every note left in the memory folder, with its path; unreadable ones as `None`.
     pub(crate) fn pending_syncs(&self) -> Vec<(PathBuf, Option<PendingSync>)> {
         let Ok(entries) = fs::read_dir(&self.root) else { return Vec::new() };
@@ -140,6 +171,10 @@ impl Memdir {
     /// For one note: the new name and description the index should follow to, each only when
     /// the file's differs from what the index showed.
     fn followed(&self, note: &PendingSync) -> Option<(Option<String>, Option<String>)> {
+        if note.renamed_to.is_some() {
+            // A rename changes no field; its lines follow the path (`moved_to`).
+            return None;
+        }
         let (name, desc) = self.current_fields(&note.rel_path)?;
         let new_name = (name != note.old_name).then_some(name);
         let new_desc = desc.filter(|d| Some(d) != note.old_description.as_ref());
@@ -151,6 +186,19 @@ impl Memdir {
         let mut out = Vec::new();
         for (_, note) in self.pending_syncs() {
             let Some(note) = note else { continue };
+            if let Some(to) = self.moved_to(&note) {
+                out.extend(self.lines_naming(&note.rel_path).into_iter().map(|(scope, number, text)| StaleIndexLine {
+                    index_rel_path: scope.index_rel_path().into(),
+                    line: number,
+                    // The memory is where it moved to: that is the file to open.
+                    rel_path: to.into(),
+                    text,
+                    field: "path".into(),
+                    index_shows: note.rel_path.clone(),
+                    file_has: to.into(),
+                }));
+                continue;
+            }
             let Some((new_name, new_desc)) = self.followed(&note) else { continue };
             let scope = Scope::of(&note.rel_path);
             let Ok(index) = self.read_index(scope) else { continue };
@@ -188,7 +236,10 @@ impl Memdir {
     pub fn repair_stale_index_lines(&self) -> Result<Vec<IndexFix>, MemdirError> {
         let mut fixes: Vec<IndexFix> = Vec::new();
         for (path, note) in self.pending_syncs() {
-            if let Some(note) = note {
+            let moved = note.as_ref().and_then(|n| Some((n.rel_path.clone(), self.moved_to(n)?.to_string())));
+            if let Some((from, to)) = moved {
+                fixes.extend(self.finish_rename(&from, &to)?);
+            } else if let Some(note) = note {
                 if let Some((new_name, new_desc)) = self.followed(&note) {
                     if new_name.is_some() || new_desc.is_some() {
                         let scope = Scope::of(&note.rel_path);
@@ -217,6 +268,38 @@ impl Memdir {
         }
         Ok(fixes)
     }
+
+    /// The index lines (scope, 1-based number, text) pointing at `rel`, in both indexes.
+    fn lines_naming(&self, rel: &str) -> Vec<(Scope, usize, String)> {
+        let mut out = Vec::new();
+        for scope in [Scope::Private, Scope::Team] {
+            let Ok(index) = self.read_index(scope) else { continue };
+            out.extend(index.lines.into_iter().filter(|l| l.entry.as_ref().is_some_and(|e| e.rel_path == rel)).map(|l| (scope, l.number, l.text)));
+        }
+        out
+    }
+
+    /// The index half of a rename that stopped after its move: the lines naming `from` are
+    /// pointed at `to` as [`Memdir::rename`] would have (in place within a scope, moved to the
+    /// other scope's index across). One fix per index that changed.
+    fn finish_rename(&self, from: &str, to: &str) -> Result<Vec<IndexFix>, MemdirError> {
+        let before = self.lines_naming(from);
+        if before.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (from_scope, to_scope) = (Scope::of(from), Scope::of(to));
+        if from_scope != to_scope {
+            self.move_index_lines(from_scope, to_scope, from, to)?;
+        } else {
+            for scope in [Scope::Private, Scope::Team] {
+                self.retarget(scope, from, to)?;
+            }
+        }
+        let after: Vec<String> = self.lines_naming(to).into_iter().map(|(_, _, text)| text).collect();
+        let removed: Vec<String> = before.into_iter().map(|(_, _, text)| text).collect();
+        let revision = self.read_index(to_scope).ok().map(|i| i.revision);
+        Ok(vec![self.fix_result(to_scope, after, removed, Vec::new(), revision)])
+    }
 }
 
 #[cfg(test)]
@@ -232,7 +315,7 @@ mod tests {
         t.write("notes.md", "---\nname: notes\ndescription: not the hook\n---\nx\n");
         let m = t.memdir();
         let real = m.real_root().unwrap();
-        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("use tabs".into()) }).unwrap();
+        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("use tabs".into()), renamed_to: None }).unwrap();
         t.write("tabs.md", "---\nname: Indentation\ndescription: tabs, width 4\ntype: feedback\n---\nTabs.\n");
         m
     }
@@ -294,10 +377,62 @@ Tabs.
         assert!(m.pending_syncs().is_empty());
         // Killed after the note, before the file: file and index still agree.
         let real = m.real_root().unwrap();
-        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("tabs, width 4".into()) }).unwrap();
+        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("tabs, width 4".into()), renamed_to: None }).unwrap();
         assert!(m.health().stale_index_lines.is_empty());
         assert!(m.repair_stale_index_lines().unwrap().is_empty());
         assert!(m.pending_syncs().is_empty(), "the fix removes the note all the same");
+    }
+
+    /// The state a rename killed after its move leaves: the note, the file at its new name,
+    /// the index still naming the old one. Health names the line (not a dangling line to drop
+    /// and a memory to index anew) and the fix points it at the new name where it stands.
+    #[test]
+    fn a_rename_stopped_after_its_move_is_finished_in_place_by_the_fix() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [Mine](tabs.md) — my own hook\n- [Other](other.md) — other\n");
+        t.write("tabs.md", "---\nname: Tabs\ndescription: use tabs\n---\nTabs.\n");
+        t.write("other.md", "---\nname: Other\ndescription: other\n---\nx\n");
+        let m = t.memdir();
+        let real = m.real_root().unwrap();
+        m.note_pending_rename(&real, "tabs.md", "indent.md").unwrap();
+        // Killed before the move: nothing to report, and the fix only removes the note.
+        assert!(m.health().stale_index_lines.is_empty());
+        assert!(m.repair_stale_index_lines().unwrap().is_empty());
+        assert!(m.pending_syncs().is_empty());
+
+        m.note_pending_rename(&real, "tabs.md", "indent.md").unwrap();
+        fs::rename(t.mem().join("tabs.md"), t.mem().join("indent.md")).unwrap();
+        let stale = m.health().stale_index_lines;
+        let got: Vec<_> = stale.iter().map(|s| (s.line, s.field.as_str(), s.index_shows.as_str(), s.file_has.as_str())).collect();
+        assert_eq!(got, [(1, "path", "tabs.md", "indent.md")]);
+        let fixes = m.repair_stale_index_lines().unwrap();
+        assert_eq!((fixes[0].removed.as_slice(), fixes[0].added.as_slice()), (&["- [Mine](tabs.md) — my own hook".to_string()][..], &["- [Mine](indent.md) — my own hook".to_string()][..]));
+        assert_eq!(t.read("MEMORY.md"), "- [Mine](indent.md) — my own hook\n- [Other](other.md) — other\n");
+        assert!(m.pending_syncs().is_empty());
+        assert!(m.health().stale_index_lines.is_empty());
+    }
+
+    /// A rename that finishes leaves no note, and one into `team/` stopped after its move has
+    /// its line moved to the team index by the fix, as the rename would have.
+    #[test]
+    fn a_finished_rename_leaves_no_note_and_one_across_scopes_is_finished_across() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [Mine](tabs.md) — my own hook\n");
+        t.write("tabs.md", "---\nname: Tabs\ndescription: use tabs\n---\nTabs.\n");
+        let m = t.memdir();
+        m.rename("tabs.md", "indent.md").unwrap();
+        assert!(m.pending_syncs().is_empty());
+        assert_eq!(t.read("MEMORY.md"), "- [Mine](indent.md) — my own hook\n");
+
+        let real = m.real_root().unwrap();
+        m.note_pending_rename(&real, "indent.md", "team/indent.md").unwrap();
+        fs::create_dir_all(t.mem().join("team")).unwrap();
+        fs::rename(t.mem().join("indent.md"), t.mem().join("team/indent.md")).unwrap();
+        assert_eq!(m.health().stale_index_lines.len(), 1);
+        m.repair_stale_index_lines().unwrap();
+        assert_eq!(t.read("MEMORY.md"), "");
+        assert_eq!(t.read("team/MEMORY.md"), "- [Mine](indent.md) — my own hook\n");
+        assert!(m.pending_syncs().is_empty());
     }
 
     #[test]

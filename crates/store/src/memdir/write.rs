@@ -567,7 +567,7 @@ impl Memdir {
         }
         // Two files change: note what the index shows first, so a crash after the file is
         // written and before the index follows is found and repaired (`pending.rs`).
-        let note = PendingSync { rel_path: rel.into(), old_name: old_name.to_string(), old_description: old_desc.map(str::to_string) };
+        let note = PendingSync { rel_path: rel.into(), old_name: old_name.to_string(), old_description: old_desc.map(str::to_string), renamed_to: None };
         let note = self.note_pending_sync(real_root, &note)?;
         let revision = match self.write_replace(abs, rel, new_text.as_bytes(), expected) {
             Ok(r) => r,
@@ -593,7 +593,7 @@ impl Memdir {
     }
 
     /// Points every index line targeting `from` at `to`, in one scope's index.
-    fn retarget(&self, scope: Scope, from: &str, to: &str) -> Result<usize, MemdirError> {
+    pub(super) fn retarget(&self, scope: Scope, from: &str, to: &str) -> Result<usize, MemdirError> {
         let root = self.root.clone();
         let (n, _) = self.edit_index(scope, |doc| {
             let mut n = 0;
@@ -634,8 +634,25 @@ impl Memdir {
     /// Moves a topic file and points its index lines at the new path. Refuses if anything
     /// exists at the new path. `[[links]]` naming the old file stem are reported, not
     /// rewritten. If an index cannot be updated the move is undone.
+    ///
+    /// The move and the index edits are separate writes: a note written before the move
+    /// (`pending.rs`) lets health report, and its fix finish, a rename killed between them.
+    /// The note goes once the rename is done, or undone with the file back at its old path; a
+    /// failure that could not move the file back keeps it, so the fix still finds the lines.
     pub fn rename(&self, old_rel: &str, new_rel: &str) -> Result<Renamed, MemdirError> {
         let (old_abs, new_abs) = self.rename_paths(old_rel, new_rel)?;
+        self.check_rename_publishes(old_rel, new_rel, &old_abs)?;
+        let note = self.note_pending_rename(&self.real_root()?, old_rel, new_rel)?;
+        let renamed = self.move_and_retarget(old_rel, new_rel, &old_abs, &new_abs);
+        if renamed.is_ok() || fs::symlink_metadata(&old_abs).is_ok() {
+            let _ = fs::remove_file(&note);
+        }
+        renamed
+    }
+
+    /// A rename into `team/` publishes the file (and its index lines): the team's write
+    /// check, before anything is written.
+    fn check_rename_publishes(&self, old_rel: &str, new_rel: &str, old_abs: &Path) -> Result<(), MemdirError> {
         let (from, to) = (Scope::of(old_rel), Scope::of(new_rel));
         if to == Scope::Team {
             // Moving a file into team/ publishes its content just as writing it there would.
@@ -655,6 +672,13 @@ impl Memdir {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The writes of [`rename`](Memdir::rename) once its note is on disk.
+    fn move_and_retarget(&self, old_rel: &str, new_rel: &str, old_abs: &Path, new_abs: &Path) -> Result<Renamed, MemdirError> {
+        let (old_abs, new_abs) = (old_abs.to_path_buf(), new_abs.to_path_buf());
+        let (from, to) = (Scope::of(old_rel), Scope::of(new_rel));
         if let Some(parent) = new_abs.parent() {
             fs::create_dir_all(parent).map_err(io_err("create the folder", parent))?;
         }
@@ -735,7 +759,7 @@ impl Memdir {
     /// are retargeted, and then the moved copies are dropped rather than added as duplicates.
     /// If `to`'s index cannot be written the removed lines go back where they were. Returns
     /// how many lines were moved or retargeted.
-    fn move_index_lines(&self, from: Scope, to: Scope, old_rel: &str, new_rel: &str) -> Result<usize, MemdirError> {
+    pub(super) fn move_index_lines(&self, from: Scope, to: Scope, old_rel: &str, new_rel: &str) -> Result<usize, MemdirError> {
         let root = self.root.clone();
         let (removed, _) = self.edit_index(from, |doc| {
             let at: Vec<usize> = doc.entries(from, &root).into_iter().filter(|(_, e)| e.rel_path == old_rel).map(|(i, _)| i).collect();
