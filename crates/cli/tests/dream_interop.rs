@@ -4,7 +4,8 @@
 //! into the build folder (Claude Code's code is never committed), and the real `mneme` binary
 //! dreams the same folder:
 //! each blocks the other while it holds the lock, each reclaims the lock of a dead holder, and
-//! Claude Code's rollback puts back the mtime Mneme reads.
+//! Claude Code's rollback puts back the mtime Mneme reads. Every release `MNEME_CLAUDE_BINS`
+//! names is run too, in its own layout (2.1.100's cli.js, one bundle, ES module text).
 
 mod common;
 
@@ -23,21 +24,45 @@ const LOCK_GEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../dream/tests/data
 /// binary; `None` (the test is skipped) without one, unless `MNEME_REQUIRE_CLAUDE=1`.
 fn claude_lock() -> Option<&'static Path> {
     static SCRIPT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    SCRIPT.get_or_init(|| Some(cut_lock_code(&claude_code::pinned()?, "pinned"))).as_deref()
+    SCRIPT
+        .get_or_init(|| match cut_lock_code(&claude_code::pinned()?, "pinned") {
+            Cut::Driver(script) => Some(script),
+            Cut::NoAutoDream(why) => {
+                claude_code::skip(&format!("the pinned Claude Code has no lock to interoperate with: {why}"));
+                None
+            }
+        })
+        .as_deref()
 }
 
-/// Cuts the lock code out of `bin` into a driver script named by `tag`.
-fn cut_lock_code(bin: &Path, tag: &str) -> PathBuf {
+/// What the cutter made of a binary.
+enum Cut {
+    /// The driver script, with the release's own lock code.
+    Driver(PathBuf),
+    /// The release holds no consolidationLock module at all (auto dream not built in): the
+    /// cutter's own sentence saying so.
+    NoAutoDream(String),
+}
+
+/// The cutter's exit status for a binary that holds no consolidationLock module at all.
+const NO_LOCK_MODULE: i32 = 3;
+
+/// Cuts the lock code out of `bin` into a driver script named by `tag`. A binary whose lock
+/// code the cutter cannot find fails the test; one with no lock code at all is said so.
+fn cut_lock_code(bin: &Path, tag: &str) -> Cut {
     let out = Command::new("node").arg(LOCK_GEN).arg(bin).output().unwrap_or_else(|e| {
         panic!("node is needed to cut Claude Code's lock code ({e}); install it with `sudo apt-get install nodejs` (npm test needs it too)")
     });
+    if out.status.code() == Some(NO_LOCK_MODULE) {
+        return Cut::NoAutoDream(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
     assert!(out.status.success(), "{LOCK_GEN} could not cut the lock code from {}: {}", bin.display(), String::from_utf8_lossy(&out.stderr));
     // A name of its own per process: test processes may run at once.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("claude-code-lock");
     fs::create_dir_all(&dir).unwrap();
     let script = dir.join(format!("consolidation_lock_cc-{tag}-{}.mjs", std::process::id()));
     fs::write(&script, &out.stdout).unwrap();
-    script
+    Cut::Driver(script)
 }
 
 /// A node process running Claude Code's lock functions on one memory folder; its PID is the
@@ -216,19 +241,33 @@ fn claude_codes_lock_blocks_mneme_and_a_dead_claude_codes_lock_is_reclaimed() {
     assert!(same_ms(rec["lock"]["priorMtimeNs"].as_f64().unwrap() / 1e6, taken), "Mneme took over Claude Code's lock: {rec}");
 }
 
-/// The lock code of every release the environment names from 2.1.197 on (`MNEME_CLAUDE_BINS`,
-/// `MNEME_CLAUDE_BIN`), found in each one's own layout: one bundle (2.1.197), or a module chunk
-/// of its own whose functions take the memory folder (2.1.332, 2.1.337). Each blocks Mneme while
-/// it holds the lock and, rolled back with no lock before, leaves none behind.
+/// The lock code of every release the environment names (`MNEME_CLAUDE_BINS`,
+/// `MNEME_CLAUDE_BIN`), found in each one's own layout: 2.1.100's cli.js (an ES module with the
+/// bundler's lazy initialiser), one bundle (2.1.113 to 2.1.197, 2.1.282 to 2.1.316), ES module
+/// text whose functions take the memory folder (2.1.257 to 2.1.278 inside a larger chunk,
+/// 2.1.332 and 2.1.337 as a chunk of their own). Each blocks Mneme while it holds the lock and,
+/// rolled back with no lock before, leaves none behind; after Mneme's dream it reads Mneme's
+/// mtime as the last consolidation. A release built without auto dream is said, not checked.
 #[test]
 fn every_releases_lock_code_blocks_mneme_and_rolls_back() {
-    let releases: Vec<_> = claude_code::all().into_iter().filter(|(v, _)| *v >= mneme_core::versions::ClaudeVersion::new(2, 1, 197)).collect();
+    let releases = claude_code::all();
     if releases.is_empty() {
-        claude_code::skip("no Claude Code binary from 2.1.197 on is named; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
+        claude_code::skip("no Claude Code binary is named; run: export MNEME_CLAUDE_BINS=\"$(scripts/claude-code.sh --matrix)\"");
         return;
     }
-    for (v, bin) in releases {
-        let script = cut_lock_code(&bin, &v.to_string());
+    // Cut all at once: each cutter mostly waits on reading a binary of a few hundred MB.
+    let cuts: Vec<_> = std::thread::scope(|s| {
+        let running: Vec<_> = releases.iter().map(|(v, bin)| s.spawn(move || cut_lock_code(bin, &v.to_string()))).collect();
+        releases.iter().map(|(v, _)| *v).zip(running.into_iter().map(|t| t.join().expect("the cutter's thread"))).collect()
+    });
+    for (v, cut) in cuts {
+        let script = match cut {
+            Cut::Driver(script) => script,
+            Cut::NoAutoDream(why) => {
+                eprintln!("Claude Code {v} has no auto dream, so no lock to check against Mneme's: {why}");
+                continue;
+            }
+        };
         let (h, repo, mem) = project();
         let mut cc = ClaudeCode::start_with(&script, &mem);
         assert_eq!(cc.acquire(), Some(0.0), "{v}: no lock file before");
@@ -239,6 +278,9 @@ fn every_releases_lock_code_blocks_mneme_and_rolls_back() {
         assert!(!mem.join(".consolidate-lock").exists(), "{v}: the rollback removes the lock it made");
         let rec = ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]);
         assert_eq!(rec["status"], "applied", "{v}");
+        let dreamt = mtime_ms(&mem.join(".consolidate-lock"));
+        assert!(same_ms(cc.last_consolidated_at(), dreamt), "{v}: Claude Code reads Mneme's dream as the last one");
+        assert!(same_ms(cc.acquire().expect("Mneme's finished dream left a dead PID"), dreamt), "{v}");
     }
 }
 
