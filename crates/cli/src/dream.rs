@@ -328,7 +328,15 @@ fn print_status(gates: &DreamGateStatus) {
         (true, None) => "free".to_string(),
     };
     println!("Lock:               {holder}");
+    // Checked last, once the lock is taken, as the release does: the scheduler's own reason
+    // for giving the lock back, which it says otherwise only in the run log.
+    let organization = match &gates.organization {
+        Some(o) => format!("skipped: {}", o.explanation),
+        None => "open".to_string(),
+    };
+    println!("Organizations:      {}", safe(&organization));
     let blocked = match s.blocked_by {
+        None if gates.organization.is_some() => "the organization check (above): no automatic dream runs here".to_string(),
         None => "nothing: a dream would start now".to_string(),
         Some(Gate::Enabled) => "auto dream is off".to_string(),
         // Claude Code counts the hours from the lock's date whatever the clock says, so a date

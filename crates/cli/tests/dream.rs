@@ -343,3 +343,57 @@ fn a_lock_stamped_in_the_future_is_said_to_be() {
     let text = ok(&h, &repo, &["dream", "status"]);
     assert!(text.contains(" (0.0 h ago; needs 24 h)") && !text.contains("in the future"), "{text}");
 }
+
+/// Sessions that ran under another organization keep auto dream away once every other gate is
+/// open (row 89): `dream status` says so, in words and in `--json`, with the organization and
+/// what to do, where it said "nothing: a dream would start now" while the scheduler skipped the
+/// folder, saying why only in the run log. Signed in to that organization, the gate is open.
+#[test]
+fn status_says_when_sessions_of_another_organization_keep_dreams_away() {
+    const MINE: &str = "5b7c9f0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
+    const THEIRS: &str = "0f9e8d7c-6b5a-4493-8271-605f4e3d2c1b";
+    let (h, repo, _mem) = project();
+    ok(&h, &repo, &["settings", "auto-dream", "on"]);
+    // One session is enough (the cached flag's threshold), so every other gate opens.
+    let config = |org: &str| {
+        let v = serde_json::json!({
+            "cachedGrowthBookFeatures": {"tengu_onyx_plover": {"available": true, "minSessions": 1}},
+            "oauthAccount": {"accountUuid": "acc-1", "organizationUuid": org},
+        });
+        fs::write(h.env.global_config_path(), v.to_string()).unwrap();
+    };
+    config(MINE);
+    let transcripts = h.config_home().join("projects").join(mneme_core::sanitize::sanitize_path(&repo.to_string_lossy()));
+    fs::create_dir_all(&transcripts).unwrap();
+    let hybrid = serde_json::json!({"type": "hybrid-organization", "organizationUuid": THEIRS});
+    fs::write(transcripts.join("00000000-1111-4111-8111-111111111111.jsonl"), format!("{{}}\n{hybrid}\n")).unwrap();
+
+    let text = ok(&h, &repo, &["dream", "status"]);
+    assert!(text.contains(&format!("Organizations:      skipped: Sessions in this folder ran under organization {THEIRS}, not the one Claude Code is signed in to")), "{text}");
+    assert!(text.contains("sign in to that organization to dream here") && text.contains("Mneme's background dreams skip this folder too."), "{text}");
+    assert!(text.contains("Blocked by:         the organization check (above): no automatic dream runs here"), "{text}");
+    let status = json(&ok(&h, &repo, &["dream", "status", "--json"]));
+    assert_eq!(status["status"]["blockedBy"], Value::Null, "the engine's own gates are all open");
+    assert_eq!(status["organization"]["code"], "other_hybrid_organization");
+    assert_eq!(status["organization"]["organization"], THEIRS);
+
+    config(THEIRS);
+    let text = ok(&h, &repo, &["dream", "status"]);
+    assert!(text.contains("Organizations:      open\n") && text.contains("Blocked by:         nothing: a dream would start now"), "{text}");
+    assert_eq!(json(&ok(&h, &repo, &["dream", "status", "--json"]))["organization"], Value::Null);
+}
+
+/// A forced undo over an index saved since as Windows-1252: `dream show` says its exact bytes
+/// are kept in Mneme's trash, with the entry to restore.
+#[test]
+fn show_says_where_a_forced_undo_kept_a_file_that_was_not_utf8() {
+    let (h, repo, mem) = project();
+    let rec = json(&ok(&h, &repo, &["dream", "run", "--offline", "--yes", "--json"]));
+    let id = rec["id"].as_str().unwrap().to_string();
+    fs::write(mem.join("MEMORY.md"), b"- [New](tabs_new.md) \x97 caf\xe9\n").unwrap();
+    let undone = json(&ok(&h, &repo, &["dream", "undo", &id, "--force", "--json"]));
+    let trash_id = undone["undoKept"][0]["trashId"].as_str().expect("the bytes are kept").to_string();
+    let shown = ok(&h, &repo, &["dream", "show", &id]);
+    assert!(shown.contains("MEMORY.md was not UTF-8 text when the undo replaced it"), "{shown}");
+    assert!(shown.contains(&format!("`mneme memories restore {trash_id}`")), "{shown}");
+}
