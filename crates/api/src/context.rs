@@ -106,6 +106,21 @@ pub struct ContextFile {
     pub large: bool,
     /// The loaded text differs from the bytes on disk (frontmatter, comments, truncation).
     pub transformed: bool,
+    /// A managed file that a Cowork session of a release from 2.1.304 does not send as the
+    /// organization's policy, because the session's own account could have written it
+    /// (docs/claude-code-versions.md, rows 87 and 88); `None` for every other file.
+    pub unverified: Option<UnverifiedFile>,
+}
+
+/// Why Claude Code sends a managed file as unverified rather than as the organization's policy.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub struct UnverifiedFile {
+    /// Who could have changed the file, in a sentence for the person reading the list.
+    pub reason: String,
+    /// The step of Claude Code's judgement that answered, for programs.
+    pub because: mneme_claudemd::managed::CouldWrite,
 }
 
 /// A file Claude Code looked at but did not load, and why.
@@ -464,6 +479,7 @@ fn context_file(f: &LoadedFile) -> ContextFile {
         truncated: f.truncated,
         large: f.chars > text::MAX_MEMORY_CHARACTER_COUNT,
         transformed: f.content_differs_from_disk,
+        unverified: f.unverified.as_ref().map(|why| UnverifiedFile { reason: why.describe(), because: why.clone() }),
     }
 }
 

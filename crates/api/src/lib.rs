@@ -47,7 +47,9 @@ pub use mneme_store::atomic::Refusal as DiskRefusal;
 /// For one-shot processes only (the CLI): files the loader reads are left for the exit to close.
 pub use mneme_claudemd::keep_files_open_until_exit;
 pub use context_cache::{CacheStats, ContextCache, DependsOn, DependsOnIndex, FolderWatch};
-pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView};
+pub use context::{AutoMemoryInfo, ContextFile, ContextRequest, ContextView, SkippedEntry, TouchedView, UnverifiedFile};
+// What `ContextFile::unverified` carries: who could have written a managed file.
+pub use mneme_claudemd::managed::CouldWrite;
 pub use error::{ApiError, ErrorCode};
 pub use diff::{line_diff, DiffLine, DiffOp, LineDiff};
 pub use dreams::{

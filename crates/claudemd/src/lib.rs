@@ -180,8 +180,9 @@ pub struct LoadedFile {
     /// MEMORY.md was cut to its line or size limit.
     pub truncated: bool,
     /// A managed file the session's own account could have written, in a session that asks
-    /// ([`LoadOptions::cowork_session`]): it is sent quoted, under the unverified label.
-    pub unverified: bool,
+    /// ([`LoadOptions::cowork_session`]), and why it could: it is sent quoted, under the
+    /// unverified label.
+    pub unverified: Option<managed::CouldWrite>,
 }
 
 /// What the AGENTS.md plugin's hook added after one `Read`.
@@ -387,7 +388,7 @@ pub fn render_claude_md(options: &LoadOptions, files: &[LoadedFile]) -> String {
             let path = f.path.to_string_lossy();
             // The loader marks files only for releases that clean MEMORY.md (2.1.304 on), whose
             // cleaning the quoted text goes through.
-            if let (true, Some(tags)) = (f.unverified, profile.memory_index_tags) {
+            if let (Some(_), Some(tags)) = (&f.unverified, profile.memory_index_tags) {
                 return format!(
                     "Contents of {}{}:\n\n{}",
                     managed::quoted_path(&path, tags),

@@ -591,7 +591,7 @@ fn loaded(path: &str, layer: Layer, parent: Option<&str>, is_rule: bool, raw_byt
         raw_bytes,
         content_differs_from_disk: p.content_differs_from_disk,
         truncated: p.truncated,
-        unverified: false,
+        unverified: None,
     }
 }
 
@@ -746,7 +746,7 @@ fn load_uncached(opts: &LoadOptions) -> Context {
     // have written (`managed`); every other session sends them as the organization's.
     if opts.cowork_session && opts.profile.unverified_managed_files {
         for f in files.iter_mut().filter(|f| f.layer == Layer::Managed) {
-            f.unverified = crate::managed::written_by_session_possible(&f.path, &opts.managed_dir);
+            f.unverified = crate::managed::why_session_could_write(&f.path, &opts.managed_dir);
         }
     }
     Context { files, skipped: w.skipped, conditional: w.conditional, nested_candidates, missing: w.missing, looked_in }

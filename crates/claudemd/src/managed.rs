@@ -16,20 +16,76 @@
 //! `EROFS`. A link whose target climbs out with `..` after a name, a file that cannot be looked
 //! at, or more than 40 links, count as "could" too. On Windows the release judges no owner
 //! (only the folder rule), and so does Mneme there.
+//!
+//! The release keeps only the yes or no; [`why_session_could_write`] also names the step that
+//! said yes ([`CouldWrite`]), so the Context screen and `mneme` can tell the user who could have
+//! changed the file instead of calling it the organization's policy.
 
 use mneme_store::git::normalize;
+use serde::Serialize;
 use std::path::{Component, Path, PathBuf};
 
 /// How many links the way to a file may pass before the release gives up (and judges it
 /// writable).
 const MAX_LINKS: usize = 40;
 
+/// Why the session's own account could have written a managed file: which step of the
+/// release's judgement (see the module's overview) answered "could". The release only keeps the
+/// yes or no; the step is kept so a person can be told who could have changed the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum CouldWrite {
+    /// The session runs as root (real or effective uid 0), which may write anything.
+    Root,
+    /// The file lies outside the managed folder: an `@include` brought it in.
+    OutsideManagedFolder,
+    /// The file itself (its link followed) is the account's, writable by others or by a group
+    /// the account holds, or `access(W_OK)` does not refuse it.
+    File,
+    /// A folder on the way down from `/` to the file is one the account could write (judged as
+    /// the file is), so the file could have been put there or replaced.
+    Folder { path: PathBuf },
+    /// The release could not finish its look (the file or a folder could not be looked at, a
+    /// link could not be read, climbs out with `..`, or more than 40 links), and counts that as
+    /// "could".
+    NotChecked,
+}
+
+impl CouldWrite {
+    /// Who could have changed the file, in a sentence for a person who does not use a terminal
+    /// (Mneme's words; the release says nothing of the kind).
+    pub fn describe(&self) -> String {
+        match self {
+            CouldWrite::Root => "Claude Code runs as root here, and root can change every file on this machine.".into(),
+            CouldWrite::OutsideManagedFolder => "It lies outside the managed folder (an @include brought it in), \
+                so Claude Code cannot tell who put it there."
+                .into(),
+            CouldWrite::File => "Your account can change this file.".into(),
+            CouldWrite::Folder { path } => format!(
+                "Your account can change the folder {} on the way to this file, so it could have put the file there \
+                 or replaced it.",
+                path.display()
+            ),
+            CouldWrite::NotChecked => "Claude Code could not check who can change it (a folder or link on the way \
+                could not be looked at or followed), so it assumes your account could."
+                .into(),
+        }
+    }
+}
+
 /// Whether the session's own account could have written the managed file `path`, as releases
 /// with `Profile::unverified_managed_files` judge it (see the module's overview). `managed_dir`
 /// is the managed-policy folder.
 pub fn written_by_session_possible(path: &Path, managed_dir: &Path) -> bool {
+    why_session_could_write(path, managed_dir).is_some()
+}
+
+/// [`written_by_session_possible`], with the step of the judgement that answered "could":
+/// `None` when the account could not have written the file.
+pub fn why_session_could_write(path: &Path, managed_dir: &Path) -> Option<CouldWrite> {
     if !lexically_inside(path, managed_dir) {
-        return true;
+        return Some(CouldWrite::OutsideManagedFolder);
     }
     owner_allows(path)
 }
@@ -43,19 +99,21 @@ fn lexically_inside(path: &Path, dir: &Path) -> bool {
 }
 
 #[cfg(unix)]
-fn owner_allows(path: &Path) -> bool {
+fn owner_allows(path: &Path) -> Option<CouldWrite> {
     let me = Account::current();
     if me.is_root() {
-        return true;
+        return Some(CouldWrite::Root);
     }
     // The file itself, its link followed.
     match std::fs::metadata(path) {
-        Ok(m) if me.may_write(&m) => return true,
+        Ok(m) if me.may_write(&m) => return Some(CouldWrite::File),
         Ok(_) => {}
-        Err(_) => return true,
+        Err(_) => return Some(CouldWrite::NotChecked),
     }
-    if access_allows_writing(path) {
-        return true;
+    match access_to_write(path) {
+        Access::Allowed => return Some(CouldWrite::File),
+        Access::Unknown => return Some(CouldWrite::NotChecked),
+        Access::Refused => {}
     }
     way_is_writable(&normalize(path), &me)
 }
@@ -63,8 +121,8 @@ fn owner_allows(path: &Path) -> bool {
 /// On Windows the release asks nothing about owners (no `geteuid`), so only a file outside the
 /// managed folder is unverified there.
 #[cfg(not(unix))]
-fn owner_allows(_path: &Path) -> bool {
-    false
+fn owner_allows(_path: &Path) -> Option<CouldWrite> {
+    None
 }
 
 /// The process's account: its real and effective uid and every group it holds.
@@ -97,21 +155,30 @@ impl Account {
     }
 }
 
-/// `access(W_OK)` succeeds, or fails for a reason that does not say "no" (the release counts
-/// only `EACCES`, `EPERM` and `EROFS` as a refusal).
+/// What `access(W_OK)` says of a path. The release counts anything but a refusal as "could":
+/// a success, and a failure other than `EACCES`, `EPERM` or `EROFS`.
 #[cfg(unix)]
-fn access_allows_writing(path: &Path) -> bool {
+enum Access {
+    Allowed,
+    Refused,
+    /// It failed for a reason that says neither (the release treats it as allowed).
+    Unknown,
+}
+
+#[cfg(unix)]
+fn access_to_write(path: &Path) -> Access {
     use rustix::io::Errno;
     match rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
-        Ok(()) => true,
-        Err(e) => !matches!(e, Errno::ACCESS | Errno::PERM | Errno::ROFS),
+        Ok(()) => Access::Allowed,
+        Err(Errno::ACCESS | Errno::PERM | Errno::ROFS) => Access::Refused,
+        Err(_) => Access::Unknown,
     }
 }
 
 /// Every folder from `/` down to `path`'s own folder, each link on the way followed (and the
-/// walk begun again on its target): whether any of them is one the account could write.
+/// walk begun again on its target): the first of them the account could write, if any.
 #[cfg(unix)]
-fn way_is_writable(path: &Path, me: &Account) -> bool {
+fn way_is_writable(path: &Path, me: &Account) -> Option<CouldWrite> {
     let mut current = path.to_path_buf();
     for _ in 0..=MAX_LINKS {
         let names: Vec<_> = current.components().filter_map(|c| match c {
@@ -122,15 +189,20 @@ fn way_is_writable(path: &Path, me: &Account) -> bool {
         let mut next = None;
         for (i, name) in names.iter().enumerate() {
             match std::fs::metadata(&folder) {
-                Ok(m) if !me.may_write(&m) && !access_allows_writing(&folder) => {}
-                _ => return true,
+                Ok(m) if me.may_write(&m) => return Some(CouldWrite::Folder { path: folder }),
+                Ok(_) => match access_to_write(&folder) {
+                    Access::Refused => {}
+                    Access::Allowed => return Some(CouldWrite::Folder { path: folder }),
+                    Access::Unknown => return Some(CouldWrite::NotChecked),
+                },
+                Err(_) => return Some(CouldWrite::NotChecked),
             }
             let step = folder.join(name);
             match std::fs::symlink_metadata(&step) {
                 Ok(m) if m.file_type().is_symlink() => {
-                    let Ok(target) = std::fs::read_link(&step) else { return true };
+                    let Ok(target) = std::fs::read_link(&step) else { return Some(CouldWrite::NotChecked) };
                     if climbs_out(&target) {
-                        return true;
+                        return Some(CouldWrite::NotChecked);
                     }
                     let mut resolved = folder.join(&target);
                     for rest in &names[i + 1..] {
@@ -140,15 +212,15 @@ fn way_is_writable(path: &Path, me: &Account) -> bool {
                     break;
                 }
                 Ok(_) => folder = step,
-                Err(_) => return true,
+                Err(_) => return Some(CouldWrite::NotChecked),
             }
         }
         match next {
-            None => return false,
+            None => return None,
             Some(p) => current = p,
         }
     }
-    true
+    Some(CouldWrite::NotChecked)
 }
 
 /// A link target that climbs back out after naming a folder (`a/../../x`), or that is nothing

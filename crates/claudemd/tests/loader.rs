@@ -116,7 +116,7 @@ fn file(p: &Path) -> LoadedFile {
         tokens: 0,
         content_differs_from_disk: false,
         truncated: false,
-        unverified: false,
+        unverified: None,
     }
 }
 

@@ -7,6 +7,7 @@
 mod common;
 
 use common::Fx;
+use mneme_claudemd::managed::CouldWrite;
 use mneme_claudemd::{load, render_claude_md, LoadOptions, MEMORY_INSTRUCTION_PROMPT};
 use mneme_core::versions::{behaviours, ClaudeVersion};
 use mneme_core::Layer;
@@ -43,7 +44,7 @@ fn a_cowork_session_sends_managed_files_it_could_have_written_quoted_and_unverif
     for release in [V337, ClaudeVersion::new(2, 1, 304)] {
         let opts = cowork(fx.options_for("repo", release));
         let ctx = load(&opts);
-        assert!(ctx.files.iter().all(|f| f.unverified), "{release}: {:?}", ctx.files);
+        assert!(ctx.files.iter().all(|f| f.unverified.is_some()), "{release}: {:?}", ctx.files);
         assert_eq!(render_claude_md(&opts, &ctx.files), expected, "{release}");
     }
 
@@ -54,7 +55,7 @@ fn a_cowork_session_sends_managed_files_it_could_have_written_quoted_and_unverif
     );
     for opts in [fx.options_for("repo", V337), cowork(fx.options_for("repo", ClaudeVersion::new(2, 1, 303)))] {
         let ctx = load(&opts);
-        assert!(ctx.files.iter().all(|f| !f.unverified));
+        assert!(ctx.files.iter().all(|f| f.unverified.is_none()));
         assert_eq!(render_claude_md(&opts, &ctx.files), plain);
     }
 }
@@ -69,6 +70,7 @@ fn root_could_have_written_every_managed_file() {
     let (_keep, dir) = folder_only_root_may_change();
     write(&dir.join("managed/CLAUDE.md"), "M\n", 0o644);
     assert!(mneme_claudemd::managed::written_by_session_possible(&dir.join("managed/CLAUDE.md"), &dir.join("managed")));
+    assert_eq!(mneme_claudemd::managed::why_session_could_write(&dir.join("managed/CLAUDE.md"), &dir.join("managed")), Some(CouldWrite::Root));
 }
 
 /// Set in the child [`a_managed_folder_judged_by_its_owner_and_mode`] starts as `nobody`: the
@@ -112,6 +114,17 @@ fn a_managed_folder_judged_by_its_owner_and_mode() {
     assert!(judged("group", "CLAUDE.md"), "a folder nobody's group may write");
     assert!(judged("linked", "CLAUDE.md"), "a link to a file in a folder nobody owns");
     assert!(judged("root", "../outside.md"), "outside the managed folder");
+    // Which step said so, for the person reading the Context screen.
+    let why = |managed: &str, file: &str| {
+        let dir = fixture.join(managed);
+        mneme_claudemd::managed::why_session_could_write(&dir.join(file), &dir)
+    };
+    assert_eq!(why("root", "CLAUDE.md"), None);
+    assert_eq!(why("root", ".claude/rules/anyone.md"), Some(CouldWrite::File));
+    assert_eq!(why("mine", "CLAUDE.md"), Some(CouldWrite::Folder { path: fixture.join("mine") }));
+    assert_eq!(why("group", "CLAUDE.md"), Some(CouldWrite::Folder { path: fixture.join("group") }));
+    assert_eq!(why("linked", "CLAUDE.md"), Some(CouldWrite::Folder { path: fixture.join("mine") }), "the link's target's folder");
+    assert_eq!(why("root", "../outside.md"), Some(CouldWrite::OutsideManagedFolder));
 
     // Through the loader: only the files nobody could have written keep the managed label.
     let opts = LoadOptions {
@@ -119,7 +132,7 @@ fn a_managed_folder_judged_by_its_owner_and_mode() {
         ..LoadOptions::new(fixture.clone(), fixture.clone(), fixture.join("no-config"), fixture.join("root"), behaviours(V337))
     };
     let ctx = load(&opts);
-    let mut marks: Vec<(String, bool)> = ctx.files.iter().map(|f| (f.path.strip_prefix(&fixture).unwrap().display().to_string(), f.unverified)).collect();
+    let mut marks: Vec<(String, bool)> = ctx.files.iter().map(|f| (f.path.strip_prefix(&fixture).unwrap().display().to_string(), f.unverified.is_some())).collect();
     marks.sort();
     assert_eq!(marks, [("root/.claude/rules/anyone.md".to_string(), true), ("root/.claude/rules/r.md".into(), false), ("root/CLAUDE.md".into(), false)]);
     let text = render_claude_md(&opts, &ctx.files);

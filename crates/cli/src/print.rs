@@ -47,8 +47,20 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
         if f.large {
             notes.push("over 40,000 chars".to_string());
         }
+        if f.unverified.is_some() {
+            notes.push("unverified".to_string());
+        }
         let notes = if notes.is_empty() { String::new() } else { format!("  [{}]", notes.join(", ")) };
         println!("{indent}{:<8} {}  ({} chars, ~{} tokens){notes}", f.layer.as_str(), safe_path(&f.path), f.chars, f.tokens);
+        // The layer's name says "Managed", which reads as the organization's policy: say why
+        // Claude Code does not send this one as such.
+        if let Some(u) = &f.unverified {
+            println!(
+                "{}unverified: Claude Code does not send this file as your organization's policy. {}",
+                " ".repeat(indent.chars().count() + 9),
+                safe(&u.reason)
+            );
+        }
     }
     println!("  total: {} chars, ~{} tokens", view.total_chars, view.total_tokens);
     if !view.skipped.is_empty() {
