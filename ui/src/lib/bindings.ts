@@ -451,6 +451,12 @@ export type ContextFile = {
 	large: boolean,
 	/**  The loaded text differs from the bytes on disk (frontmatter, comments, truncation). */
 	transformed: boolean,
+	/**
+	 *  A managed file that a Cowork session of a release from 2.1.304 does not send as the
+	 *  organization's policy, because the session's own account could have written it
+	 *  (docs/claude-code-versions.md, rows 87 and 88); `None` for every other file.
+	 */
+	unverified: UnverifiedFile | null,
 };
 
 export type ContextQuery = {
@@ -479,6 +485,33 @@ export type ContextView = {
 	/**  Memory switches that settings files set through their `env` blocks. */
 	envFromSettings: EnvFromSettings[],
 };
+
+/**
+ *  Why the session's own account could have written a managed file: which step of the
+ *  release's judgement (see the module's overview) answered "could". The release only keeps the
+ *  yes or no; the step is kept so a person can be told who could have changed the file.
+ */
+export type CouldWrite = 
+/**  The session runs as root (real or effective uid 0), which may write anything. */
+{ kind: "root" } | 
+/**  The file lies outside the managed folder: an `@include` brought it in. */
+{ kind: "outsideManagedFolder" } | 
+/**
+ *  The file itself (its link followed) is the account's, writable by others or by a group
+ *  the account holds, or `access(W_OK)` does not refuse it.
+ */
+{ kind: "file" } | 
+/**
+ *  A folder on the way down from `/` to the file is one the account could write (judged as
+ *  the file is), so the file could have been put there or replaced.
+ */
+{ kind: "folder"; path: string } | 
+/**
+ *  The release could not finish its look (the file or a folder could not be looked at, a
+ *  link could not be read, climbs out with `..`, or more than 40 links), and counts that as
+ *  "could".
+ */
+{ kind: "notChecked" };
 
 export type CreateMemory = Folder & NewMemoryRequest;
 
@@ -2447,6 +2480,14 @@ export type TypedPath = {
 export type UndoFixIndex = {
 	undo: IndexBefore[],
 } & Folder;
+
+/**  Why Claude Code sends a managed file as unverified rather than as the organization's policy. */
+export type UnverifiedFile = {
+	/**  Who could have changed the file, in a sentence for the person reading the list. */
+	reason: string,
+	/**  The step of Claude Code's judgement that answered, for programs. */
+	because: CouldWrite,
+};
 
 /**  What the check found. */
 export type VerifyReport = {
