@@ -9,12 +9,15 @@ pub mod copycheck;
 #[cfg(unix)]
 pub mod exfat;
 pub mod hostile;
+#[cfg(unix)]
+pub mod hung_drive;
 pub mod raw_http;
 pub mod scripted;
 pub mod special_files;
 pub mod tls;
 #[cfg(unix)]
 pub mod tmpfs;
+pub mod wait;
 
 use mneme_core::sanitize::sanitize_path;
 use mneme_store::Environment;
