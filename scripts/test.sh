@@ -93,6 +93,9 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/hung-dri
 # The Dreams and Inbox screens when the saved mode cannot be read: the error, and the mode
 # chooser that mends it.
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/mode-unread.mjs
+# A Cowork session's managed files its own account could have written: marked unverified, with who
+# could have changed them, and not called the organization's policy.
+MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/unverified-managed.mjs
 
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
 # WebKitWebDriver. scripts/with-xvfb.sh lets Xvfb choose a free display itself, so a second
