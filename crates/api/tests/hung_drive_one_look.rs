@@ -10,13 +10,14 @@
 
 use mneme_store::drive;
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::TestHome;
+use mneme_testsupport::{wait, TestHome};
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::time::Duration;
 
 /// A bound no look comes near while the fix holds: reaching it is the failure. The drive's
-/// watchdog continues it after [`NEVER`], later than the test gives up waiting.
+/// watchdog continues it after [`NEVER`], later than the test gives up waiting. Longer than
+/// `hung_drive::GIVE_UP`: ten looks that each waited their 3 s must still answer, so that the
+/// count of blocked threads, not a timeout, says what went wrong.
 const NEVER: Duration = Duration::from_secs(120);
 const GIVE_UP: Duration = Duration::from_secs(60);
 
@@ -32,11 +33,8 @@ fn looks_under_way() -> usize {
 
 /// `drive::answers` for each of `folders`, on a thread of its own waited for at most [`GIVE_UP`].
 fn answers(folders: Vec<PathBuf>) -> Vec<bool> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(folders.iter().map(|f| drive::answers(f)).collect::<Vec<_>>());
-    });
-    rx.recv_timeout(GIVE_UP).expect("the looks did not answer within 60 s: each waited on the hung drive")
+    wait::on_a_thread(GIVE_UP, move || folders.iter().map(|f| drive::answers(f)).collect::<Vec<_>>())
+        .expect("the looks did not answer within 60 s: each waited on the hung drive")
 }
 
 #[test]
@@ -62,15 +60,8 @@ fn folders_on_one_hung_drive_cost_one_look_and_other_drives_answer() {
     assert!(!hung.rescued(), "a look hung with the drive");
 
     drop(hung);
-    // The blocked look returns as the drive answers; until it has, the drive is not asked.
-    let (tx, rx) = mpsc::channel();
-    let p = projects[3].clone();
-    std::thread::spawn(move || {
-        while !drive::answers(&p) {
-            std::thread::yield_now();
-        }
-        let _ = tx.send(());
-    });
-    rx.recv_timeout(GIVE_UP).expect("the drive was not looked at again within 60 s of answering");
+    // The blocked look returns as the drive answers; until it has, the drive is not asked (so
+    // each poll answers at once).
+    wait::until_within(GIVE_UP, "the drive looked at again and answering once its daemon continued", || drive::answers(&projects[3]));
     drop(share);
 }

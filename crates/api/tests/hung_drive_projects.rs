@@ -1,29 +1,19 @@
 //! The project list while a project's drive stops answering (a network share whose server went
 //! away, a FUSE daemon that hangs), made real as root: an exFAT image mounted through FUSE
 //! (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the drive
-//! is unmounted. As any other user the test says so and passes without checking (CI runs it as
-//! root).
+//! is unmounted (`mneme_testsupport::hung_drive`). As any other user the test says so and passes
+//! without checking (CI runs it as root).
 
 #![cfg(target_os = "linux")]
 
 use mneme_api::{ApiError, ErrorCode, FixedClock, Mneme, ProjectInfo};
 use mneme_core::sanitize::sanitize_path;
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::{write_file, TestHome};
+use mneme_testsupport::hung_drive::{self, config_folder_on, record_session as session, NEVER};
+use mneme_testsupport::{wait, write_file, TestHome};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A bound no list comes near while the fix holds (a drive's look gives up after 3 s): reaching
-/// it is the failure (a hang). The drive's watchdog continues it after [`NEVER`], later.
-const GIVE_UP: Duration = Duration::from_secs(30);
-const NEVER: Duration = Duration::from_secs(90);
-
-/// A session of `project` that Claude Code recorded, naming its folder.
-fn session(home: &TestHome, project: &Path, sid: &str) {
-    let line = serde_json::json!({"type": "user", "cwd": project, "sessionId": sid, "message": {"role": "user", "content": "hi"}});
-    write_file(&mneme_store::paths::transcript_dir(&home.env, project).join(format!("{sid}.jsonl")), &format!("{line}\n"));
-}
 
 /// The project list, asked on a thread of its own so that a list that hangs with the drive
 /// fails the test instead of hanging it.
@@ -33,12 +23,8 @@ fn projects(mneme: &Mneme) -> Vec<ProjectInfo> {
 
 /// The project list or its error, asked as [`projects`] asks.
 fn listed(mneme: &Mneme) -> Result<Vec<ProjectInfo>, ApiError> {
-    let (tx, rx) = std::sync::mpsc::channel();
     let mneme = mneme.clone();
-    std::thread::spawn(move || {
-        let _ = tx.send(mneme.projects());
-    });
-    rx.recv_timeout(GIVE_UP).expect("the project list did not come within 30 s: it hung with the drive")
+    hung_drive::within("the project list", move || mneme.projects())
 }
 
 fn by_folder<'a>(list: &'a [ProjectInfo], folder: &Path) -> &'a ProjectInfo {
@@ -72,10 +58,7 @@ fn a_project_on_a_hung_drive_is_listed_as_not_answering_and_the_others_as_they_a
     assert!(before.iter().all(|p| !p.drive_not_answering), "{before:#?}");
     assert!(by_folder(&before, &on_stick).project_exists && by_folder(&before, &unrecorded).project_exists);
 
-    let hung = drive.hang(NEVER);
-    // A `statfs` always reaches the drive (a `stat` may be answered from the kernel's cache
-    // for a moment): once this gives up, nothing under the mount answers.
-    assert!(!mneme_store::drive::answers(&on_stick), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &on_stick, NEVER);
     let list = projects(&mneme);
     assert!(!hung.rescued(), "the project list hung with the drive");
     assert_eq!(list.len(), 4, "{list:#?}");
@@ -95,15 +78,10 @@ fn a_project_on_a_hung_drive_is_listed_as_not_answering_and_the_others_as_they_a
 
     // The drive answers again: the look stuck on it returns, and a later list is as before.
     drop(hung);
-    let deadline = Instant::now() + GIVE_UP;
-    let back = loop {
+    let back = wait::value("a list with no project marked once the drive answered", || {
         let list = projects(&mneme);
-        if list.iter().all(|p| !p.drive_not_answering) {
-            break list;
-        }
-        assert!(Instant::now() < deadline, "still marked 30 s after the drive answered: {list:#?}");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+        list.iter().all(|p| !p.drive_not_answering).then_some(list)
+    });
     let p = by_folder(&back, &on_stick);
     assert!(p.project_exists && !p.orphaned, "{p:#?}");
     let u = by_folder(&back, &unrecorded);
@@ -121,8 +99,7 @@ fn a_project_on_a_hung_drive_is_listed_as_not_answering_and_the_others_as_they_a
 fn a_config_folder_on_a_hung_drive_fails_the_list_saying_so_instead_of_hanging() {
     let mut home = TestHome::new();
     let Some(drive) = Exfat::mount(&home.root.join("drives/config")) else { return };
-    let config = drive.path().join(".claude");
-    home.env = home.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+    let config = config_folder_on(&mut home, &drive);
     let project = home.root.join("alpha");
     std::fs::create_dir_all(&project).unwrap();
     session(&home, &project, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
@@ -151,14 +128,7 @@ fn a_config_folder_on_a_hung_drive_fails_the_list_saying_so_instead_of_hanging()
     assert!(again.elapsed() < Duration::from_secs(2), "asked again, it took {:?}", again.elapsed());
 
     drop(hung);
-    let deadline = Instant::now() + GIVE_UP;
-    let back = loop {
-        match listed(&mneme) {
-            Ok(list) => break list,
-            Err(e) => assert!(Instant::now() < deadline, "still failing 30 s after the drive answered: {e:?}"),
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let back = wait::value("a list once the drive answered", || listed(&mneme).ok());
     assert!(by_folder(&back, &project).project_exists, "{back:#?}");
     drop(drive);
 }

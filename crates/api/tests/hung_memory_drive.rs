@@ -1,34 +1,24 @@
 //! A project whose folder answers but whose memory folder (moved by `autoMemoryDirectory`) is on
 //! a drive that stops answering, made real as root: an exFAT image mounted through FUSE
 //! (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the drive
-//! is unmounted. As any other user each test says so and passes without checking (CI runs them
-//! as root).
+//! is unmounted (`mneme_testsupport::hung_drive`). As any other user each test says so and
+//! passes without checking (CI runs them as root).
 
 #![cfg(target_os = "linux")]
 
 use mneme_api::drive_check::{guarded, not_answering, OPERATION_PATIENCE};
 use mneme_api::{ContextRequest, ErrorCode, FixedClock, Mneme};
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::TestHome;
+use mneme_testsupport::hung_drive::{self, within, GIVE_UP};
+use mneme_testsupport::{wait, TestHome};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, SystemTime};
 
-/// A bound no call comes near while the fix holds: reaching it is the failure (a hang). The
-/// drive's watchdog continues it after [`NEVER`], later than the tests give up waiting.
+/// When the drive's watchdog continues it anyway: later than the tests give up waiting
+/// (`hung_drive::GIVE_UP`, the bound no call comes near while the fix holds).
 const NEVER: Duration = Duration::from_secs(120);
-const GIVE_UP: Duration = Duration::from_secs(30);
-
-/// `f` on a thread of its own, waited for at most [`GIVE_UP`]: a call that hangs with the drive
-/// fails the test instead of hanging it.
-fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(GIVE_UP).unwrap_or_else(|_| panic!("{what} did not answer within 30 s: it waited on the hung drive"))
-}
 
 /// A repository with a session of Claude Code's in it (a transcript naming it, last written at
 /// `used`), whose memory folder is `memory` when given (its local settings' `autoMemoryDirectory`).
@@ -82,8 +72,7 @@ fn the_release_check_passes_over_a_project_whose_memory_drive_hangs() {
         Mneme::new(t.env.clone().set_var("PATH", bin.to_string_lossy().to_string()), Arc::new(FixedClock::at_unix_secs(1_764_590_000)))
     };
 
-    let hung = drive.hang(NEVER);
-    assert!(!mneme_store::drive::answers(&memory), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &memory, NEVER);
 
     let m = mneme("2.1.340");
     let alone = within("the check with only the hung project", move || m.version_check()).unwrap();
@@ -128,19 +117,17 @@ fn a_request_whose_memory_folder_s_drive_hangs_fails_at_once_naming_it() {
         })
     };
 
-    let hung = drive.hang(NEVER);
-    assert!(!mneme_store::drive::answers(&memory), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &memory, NEVER);
     let e = context(&m, &gamma).unwrap_err();
     assert_eq!((e.code, e.message.as_str()), (ErrorCode::Unavailable, not_answering(&memory).message.as_str()));
     assert!(!hung.rescued(), "the request hung with the drive");
 
     drop(hung);
-    let answered = within("the context request once the drive answers", move || loop {
-        // The look given up on returns as the drive answers; until then the drive is not asked.
-        match context(&m, &gamma) {
-            Err(e) if e.code == ErrorCode::Unavailable => std::thread::yield_now(),
-            other => break other,
-        }
+    // The look given up on returns as the drive answers; until then the drive is not asked (so
+    // each request is answered at once).
+    let answered = wait::value_within(GIVE_UP, "the context request answered once the drive answers", || match context(&m, &gamma) {
+        Err(e) if e.code == ErrorCode::Unavailable => None,
+        other => Some(other),
     });
     let view = answered.unwrap();
     assert!(view.auto_memory.entrypoint_exists && view.auto_memory.dir == memory, "{:?}", view.auto_memory);

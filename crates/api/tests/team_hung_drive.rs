@@ -1,7 +1,7 @@
 //! Team operations on a project whose drive stops answering (a network share whose server went
 //! away, a FUSE daemon that hangs), made real as root: an exFAT image mounted through FUSE
 //! (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the drive
-//! is unmounted. Each operation reads the project's settings and git config before anything
+//! is unmounted (`mneme_testsupport::hung_drive`). Each operation reads the project's settings and git config before anything
 //! else, and on such a drive would hold the app (or the command) until the drive answered; it
 //! now fails as `unavailable` naming the drive. As any other user the test says so and passes
 //! without checking (CI runs it as root).
@@ -14,15 +14,10 @@
 use mneme_api::{ApiError, ContextRequest, ErrorCode, Mneme, SystemClock};
 use mneme_team::auth::{CredentialStore, Credentials, MemoryStore};
 use mneme_testsupport::exfat::Exfat;
+use mneme_testsupport::hung_drive::{self, NEVER};
 use mneme_testsupport::raw_http::{json, serve};
-use mneme_testsupport::{git, write_file, TestHome};
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
-
-/// A bound no operation comes near while the fix holds: reaching it is the failure (a hang).
-/// The drive's watchdog continues it after [`NEVER`], later than the test gives up waiting.
-const NEVER: Duration = Duration::from_secs(90);
-const GIVE_UP: Duration = Duration::from_secs(30);
+use mneme_testsupport::{git, wait, write_file, TestHome};
+use std::sync::Arc;
 
 fn req(cwd: &std::path::Path) -> ContextRequest {
     ContextRequest { cwd: cwd.to_path_buf(), ..Default::default() }
@@ -58,10 +53,7 @@ fn team_operations_on_a_hung_drive_fail_at_once_and_sync_once_it_answers() {
     let env = t.env.clone().set_var("TEAM_MEMORY_SYNC_URL", &url);
     let mneme = Arc::new(Mneme::new(env, Arc::new(SystemClock)).with_team_credentials(store));
 
-    let hung = drive.hang(NEVER);
-    // A `statfs` always reaches the drive (a `stat` may be answered from the kernel's cache
-    // for a moment): once this gives up, nothing under the mount answers.
-    assert!(!mneme_store::drive::answers(&project), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &project, NEVER);
 
     type Op = fn(&Mneme, &std::path::Path) -> Result<(), ApiError>;
     let ops: Vec<(&str, Op)> = vec![
@@ -92,12 +84,8 @@ fn team_operations_on_a_hung_drive_fail_at_once_and_sync_once_it_answers() {
     };
     for (name, op) in ops {
         for (folder, drive_of) in [(&project, &project), (&alpha, &memory)] {
-            let (tx, rx) = mpsc::channel();
             let (m, p) = (mneme.clone(), folder.clone());
-            std::thread::spawn(move || {
-                let _ = tx.send(op(&m, &p));
-            });
-            let answer = rx.recv_timeout(GIVE_UP).unwrap_or_else(|_| panic!("{name} in {} did not answer within 30 s: it hung with the drive", folder.display()));
+            let answer = hung_drive::within(&format!("{name} in {}", folder.display()), move || op(&m, &p));
             let e = answer.expect_err(name);
             assert_eq!((e.code, e.message), (ErrorCode::Unavailable, words(name, drive_of)), "{name} in {}", folder.display());
         }
@@ -108,11 +96,9 @@ fn team_operations_on_a_hung_drive_fail_at_once_and_sync_once_it_answers() {
     // The drive answers again: the same operations sync. (The looks blocked on it return as
     // its daemon continues; until then it still counts as not answering.)
     drop(hung);
-    let deadline = std::time::Instant::now() + GIVE_UP;
-    while !(mneme_store::drive::answers(&project) && mneme_store::drive::answers(&memory)) {
-        assert!(std::time::Instant::now() < deadline, "the drive did not answer within 30 s of its daemon continuing");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait::until_within(hung_drive::GIVE_UP, "the drive answering once its daemon continued", || {
+        mneme_store::drive::answers(&project) && mneme_store::drive::answers(&memory)
+    });
     let req = req(&project);
     assert!(mneme.team_pull(&req).unwrap().written.is_empty());
     write_file(&t.memdir_for(&project).join("team/deploy.md"), "Deploy from the release branch.");

@@ -1,39 +1,26 @@
 //! `mneme projects` while a project's drive stops answering, made real as root: an exFAT image
 //! mounted through FUSE (`mneme_testsupport::exfat`) whose daemon is stopped, and always
-//! continued before the drive is unmounted. As any other user the test says so and passes
-//! without checking (CI runs it as root).
+//! continued before the drive is unmounted (`mneme_testsupport::hung_drive`). As any other user
+//! the test says so and passes without checking (CI runs it as root).
 
 #![cfg(target_os = "linux")]
 
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::{write_file, TestHome};
+use mneme_testsupport::hung_drive::{self, config_folder_on, record_session as session, NEVER};
+use mneme_testsupport::TestHome;
 use std::path::Path;
-use std::time::Duration;
+use std::process::Output;
 
-/// A bound the command never comes near while the fix holds (a drive's look gives up after
-/// 3 s): reaching it is the failure (a hang). The drive's watchdog continues it later.
-const GIVE_UP: Duration = Duration::from_secs(30);
-const NEVER: Duration = Duration::from_secs(90);
-
-fn session(home: &TestHome, project: &Path, sid: &str) {
-    let line = serde_json::json!({"type": "user", "cwd": project, "sessionId": sid});
-    write_file(&mneme_store::paths::transcript_dir(&home.env, project).join(format!("{sid}.jsonl")), &format!("{line}\n"));
+/// `mneme projects <args>`, killed and failed when it does not finish within
+/// `hung_drive::GIVE_UP` (a drive's look gives up after 3 s while the fix holds).
+fn run_projects(home: &TestHome, args: &[&str]) -> Output {
+    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), home);
+    hung_drive::command_within("`mneme projects`", cmd.arg("projects").args(args).current_dir(&home.root))
 }
 
-/// `mneme projects <args>`, given [`GIVE_UP`] to finish: killed and failed past it.
+/// What `mneme projects <args>` prints, as [`run_projects`] runs it; it must succeed.
 fn projects(home: &TestHome, args: &[&str]) -> String {
-    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), home);
-    let child = cmd.arg("projects").args(args).current_dir(&home.root).spawn().expect("mneme starts");
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let Ok(out) = rx.recv_timeout(GIVE_UP) else {
-        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
-        panic!("`mneme projects` did not finish within 30 s: it hung with the drive");
-    };
-    let out = out.expect("mneme runs");
+    let out = run_projects(home, args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
@@ -51,8 +38,7 @@ fn mneme_projects_says_which_drive_is_not_answering() {
     std::fs::create_dir_all(&healthy).unwrap();
     session(&home, &healthy, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
 
-    let hung = drive.hang(NEVER);
-    assert!(!mneme_store::drive::answers(&on_stick), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &on_stick, NEVER);
     let text = projects(&home, &[]);
     let stanza = |p: &Path| {
         let at = text.find(&format!("{}\n", p.display())).unwrap_or_else(|| panic!("{} is not listed:\n{text}", p.display()));
@@ -79,26 +65,14 @@ fn mneme_projects_says_which_drive_is_not_answering() {
 fn mneme_projects_says_the_config_folder_is_not_answering_instead_of_hanging() {
     let mut home = TestHome::new();
     let Some(drive) = Exfat::mount(&home.root.join("drives/config")) else { return };
-    let config = drive.path().join(".claude");
-    home.env = home.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+    let config = config_folder_on(&mut home, &drive);
     let project = home.root.join("alpha");
     std::fs::create_dir_all(&project).unwrap();
     session(&home, &project, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
     assert!(projects(&home, &[]).contains(&project.display().to_string()));
 
     let hung = drive.hang(NEVER);
-    let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), &home);
-    let child = cmd.arg("projects").current_dir(&home.root).spawn().expect("mneme starts");
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let Ok(out) = rx.recv_timeout(GIVE_UP) else {
-        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
-        panic!("`mneme projects` did not finish within 30 s: it hung with the drive");
-    };
-    let out = out.expect("mneme runs");
+    let out = run_projects(&home, &[]);
     assert!(!hung.rescued(), "`mneme projects` hung with the drive");
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -1,34 +1,25 @@
 //! Opening a session whose project is on a drive that stops answering (a network share whose
 //! server went away, a FUSE daemon that hangs), made real as root: an exFAT image mounted through
 //! FUSE (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the
-//! drive is unmounted. As any other user the test says so and passes without checking (CI runs
-//! it as root).
+//! drive is unmounted (`mneme_testsupport::hung_drive`). As any other user the test says so and
+//! passes without checking (CI runs it as root).
 
 #![cfg(target_os = "linux")]
 
 use mneme_core::FixedClock;
 use mneme_extract::{ExtractError, Extractor};
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::TestHome;
+use mneme_testsupport::hung_drive::{self, NEVER};
+use mneme_testsupport::{wait, TestHome};
 use serde_json::json;
-use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// A bound no open comes near while the fix holds (a drive's look gives up after 3 s): reaching
-/// it is the failure (a hang). The drive's watchdog continues it after [`NEVER`], later.
-const GIVE_UP: Duration = Duration::from_secs(30);
-const NEVER: Duration = Duration::from_secs(90);
 
 /// The project root `x` opens `transcript` in, asked on a thread of its own so an open that
-/// hangs with the drive fails the test instead of hanging it.
+/// hangs with the drive fails the test instead of hanging it (a drive's look gives up after
+/// 3 s while the fix holds).
 fn open_root(x: &Arc<Extractor>, transcript: &std::path::Path) -> Result<std::path::PathBuf, ExtractError> {
-    let (tx, rx) = mpsc::channel();
     let (x, t) = (x.clone(), transcript.to_path_buf());
-    std::thread::spawn(move || {
-        let _ = tx.send(x.open_session(&t).map(|s| s.project().root.clone()));
-    });
-    rx.recv_timeout(GIVE_UP).expect("the open hung with the drive")
+    hung_drive::within("the open", move || x.open_session(&t).map(|s| s.project().root.clone()))
 }
 
 /// The first open of a session (what the scheduler's extraction loop does when a transcript
@@ -50,25 +41,18 @@ fn a_session_whose_project_is_on_a_hung_drive_is_not_opened_and_says_why() {
     let hung = drive.hang(NEVER);
 
     // The kernel may answer from its caches for a moment; then the drive is not answering.
-    let refused = loop {
-        match open(&x) {
-            Ok(_) => std::thread::sleep(Duration::from_millis(100)),
-            Err(e) => break e,
-        }
-    };
+    let refused = wait::value("the open refused on the stopped drive", || open(&x).err());
     assert!(matches!(refused, ExtractError::DriveNotAnswering { ref path } if *path == project), "{refused:?}");
     let message = refused.to_string();
     assert!(message.contains(&format!("the drive holding {} is not answering", project.display())), "{message}");
     assert!(!hung.rescued(), "the open hung with the drive");
 
     drop(hung);
-    let back = loop {
-        match open(&x) {
-            Ok(root) => break root,
-            Err(ExtractError::DriveNotAnswering { .. }) => std::thread::sleep(Duration::from_millis(100)),
-            Err(e) => panic!("{e}"),
-        }
-    };
+    let back = wait::value("the session opened once the drive answers", || match open(&x) {
+        Ok(root) => Some(root),
+        Err(ExtractError::DriveNotAnswering { .. }) => None,
+        Err(e) => panic!("{e}"),
+    });
     assert_eq!(back, project);
     drop(drive);
 }
@@ -94,15 +78,8 @@ fn a_session_through_a_link_into_a_hung_drive_is_not_opened_and_says_why() {
     let hung = drive.hang(NEVER);
     // Asked until the drive is seen not answering (a look takes its patience), by which time
     // the kernel's cached names on it have expired: finding the link's real path would block.
-    while mneme_store::drive::answers(&project) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let refused = loop {
-        match open(&x) {
-            Ok(_) => std::thread::sleep(Duration::from_millis(100)),
-            Err(e) => break e,
-        }
-    };
+    wait::until("the stopped drive seen not answering", || !mneme_store::drive::answers(&project));
+    let refused = wait::value("the open refused on the stopped drive", || open(&x).err());
     assert!(matches!(refused, ExtractError::DriveNotAnswering { ref path } if *path == link), "{refused:?}");
     assert!(!hung.rescued(), "the open hung with the drive");
     drop(hung);

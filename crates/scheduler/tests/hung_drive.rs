@@ -1,25 +1,26 @@
 //! A project on a drive that stops answering (a network share whose server went away, a FUSE
 //! daemon that hangs), made real as root: an exFAT image mounted through FUSE
 //! (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the drive
-//! is unmounted. As any other user the test says so and passes without checking (CI runs it as
-//! root).
+//! is unmounted (`mneme_testsupport::hung_drive`). As any other user the test says so and passes
+//! without checking (CI runs it as root).
 
 #![cfg(target_os = "linux")]
 
 use mneme_core::{Clock, SystemClock};
 use mneme_scheduler::{start, Event, Folders, JobKind, Jobs, Outcome, RunRecord, SchedulerConfig, SchedulerHandle};
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::TestHome;
+use mneme_testsupport::hung_drive::{self, config_folder_on, GIVE_UP};
+use mneme_testsupport::{wait, TestHome};
 use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A bound no pass comes near while the fix holds: reaching it is the failure (a hang). The
-/// drive's watchdog continues it after [`NEVER`], later than the passes give up waiting.
+/// When the drive's watchdog continues it anyway: later than the passes give up waiting
+/// (`hung_drive::GIVE_UP`, the bound no pass comes near while the fix holds).
 const NEVER: Duration = Duration::from_secs(60);
-const GIVE_UP: Duration = Duration::from_secs(30);
 
 /// Auto dream on for `project`, a memory folder and five sessions since it last dreamed
 /// (never): every gate is open. Its memory folder is answered.
@@ -35,6 +36,16 @@ fn ready_to_dream(home: &TestHome, project: &Path) -> PathBuf {
         std::fs::write(transcripts.join(format!("5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5{i}.jsonl")), "{}\n").unwrap();
     }
     memory
+}
+
+/// The dream loop alone over `folders`, checking them every 100 ms.
+fn dream_loop(home: &TestHome, folders: Folders) -> SchedulerHandle {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut c = SchedulerConfig::new(home.env.clone(), clock);
+    c.jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
+    c.folders = folders;
+    c.dream_tick = Duration::from_millis(100);
+    start(c).unwrap()
 }
 
 /// Waits for two more dream passes than now (the one under way may have started before the
@@ -65,17 +76,9 @@ async fn a_project_on_a_hung_drive_is_skipped_and_the_others_dream() {
     let other_memory = ready_to_dream(&home, &other);
     assert!(stick < other);
 
-    let hung = drive.hang(NEVER);
-    // A `statfs` always reaches the drive (a `stat` may be answered from the kernel's cache
-    // for a moment): once this gives up, nothing under the mount answers.
-    assert!(!mneme_store::drive::answers(&stick), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &stick, NEVER);
 
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut c = SchedulerConfig::new(home.env.clone(), clock);
-    c.jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
-    c.folders = Folders::Given(vec![stick.clone(), other.clone()]);
-    c.dream_tick = Duration::from_millis(100);
-    let handle = start(c).unwrap();
+    let handle = dream_loop(&home, Folders::Given(vec![stick.clone(), other.clone()]));
 
     let skipped = Outcome::Skipped {
         reason: format!(
@@ -170,6 +173,20 @@ async fn next<T>(rx: &mut tokio::sync::broadcast::Receiver<Event>, what: &str, m
     tokio::time::timeout(GIVE_UP, wait).await.unwrap_or_else(|_| panic!("{what} within 30 s: the extraction loop hung with the drive"))
 }
 
+/// The extraction loop alone over `home`'s sessions, looking at transcripts every 50 ms, and its
+/// events subscribed to, once it is ready.
+async fn extraction_loop(home: &TestHome) -> (SchedulerHandle, tokio::sync::broadcast::Receiver<Event>) {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut c = SchedulerConfig::new(home.env.clone(), clock);
+    c.jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
+    c.folders = Folders::Given(vec![]);
+    c.poll = Duration::from_millis(50);
+    let handle = start(c).unwrap();
+    let rx = handle.subscribe();
+    handle.ready().await;
+    (handle, rx)
+}
+
 /// While one project's drive hangs, a turn that ends there is recorded as skipped with what is
 /// wrong, the extraction loop goes on with other projects' turns, and once the drive answers
 /// the project's next turn end extracts what was left (from the session's saved cursor).
@@ -184,14 +201,7 @@ async fn a_turn_end_on_a_hung_drive_is_skipped_and_other_projects_are_extracted(
     let other = home.root.join("zeta");
     let on_other = transcript(&home, &other, b);
 
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut c = SchedulerConfig::new(home.env.clone(), clock);
-    c.jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
-    c.folders = Folders::Given(vec![]);
-    c.poll = Duration::from_millis(50);
-    let handle = start(c).unwrap();
-    let mut rx = handle.subscribe();
-    handle.ready().await;
+    let (handle, mut rx) = extraction_loop(&home).await;
     let target = |t: &Path| t.display().to_string();
     let finished = |t: String| move |e| match e {
         Event::Finished { record } if record.job == JobKind::Extraction && record.target == t => Some(record),
@@ -203,8 +213,7 @@ async fn a_turn_end_on_a_hung_drive_is_skipped_and_other_projects_are_extracted(
     let first = next(&mut rx, "no extraction on the stick", finished(target(&on_stick))).await;
     assert!(matches!(&first.outcome, Outcome::Done { summary } if summary.starts_with("● Saved 1 memory")), "{first:?}");
 
-    let hung = drive.hang(NEVER);
-    assert!(!mneme_store::drive::answers(&stick), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &stick, NEVER);
     append_turn(&on_stick, &stick, a, 2, "Also remember that the staging database is refreshed every Monday.");
     // The loop has taken the hung project's turn up before the other one ends a turn.
     next(&mut rx, "no run started on the stick", |e| matches!(e, Event::Started { target: t, .. } if t == target(&on_stick)).then_some(())).await;
@@ -219,8 +228,11 @@ async fn a_turn_end_on_a_hung_drive_is_skipped_and_other_projects_are_extracted(
     assert!(matches!(&done.outcome, Outcome::Done { summary } if summary.starts_with("● Saved 1 memory")), "{done:?}");
     assert!(!hung.rescued(), "the extraction loop hung with the drive");
 
-    // The drive answers again: the session's next turn end extracts both turns.
+    // The drive answers again: the session's next turn end extracts both turns. (Until the
+    // look stuck on it has returned it still counts as not answering, and a turn ending then
+    // is skipped again: waited for, not raced.)
     drop(hung);
+    wait::until("the stick's drive answering again", || mneme_store::drive::answers(&stick));
     append_turn(&on_stick, &stick, a, 4, "And the release branch is cut on Thursdays.");
     let back = next(&mut rx, "no extraction on the stick once it answered", finished(target(&on_stick))).await;
     assert!(matches!(&back.outcome, Outcome::Done { .. }), "{back:?}");
@@ -251,15 +263,9 @@ async fn the_dream_loop_starts_with_discovered_projects_while_one_drive_hangs() 
         append_turn(&transcript(&home, project, "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a50"), project, "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a50", 0, "Hello.");
     }
 
-    let hung = drive.hang(NEVER);
-    assert!(!mneme_store::drive::answers(&stick), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &stick, NEVER);
 
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut c = SchedulerConfig::new(home.env.clone(), clock);
-    c.jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
-    c.folders = Folders::Discover;
-    c.dream_tick = Duration::from_millis(100);
-    let handle = start(c).unwrap();
+    let handle = dream_loop(&home, Folders::Discover);
 
     let runs = runs_after_two_passes(&handle).await;
     assert!(!hung.rescued(), "the dream loop hung with the drive");
@@ -301,26 +307,20 @@ async fn a_session_first_seen_while_its_drive_hangs_is_skipped_and_opened_once_i
     std::fs::create_dir_all(&dir).unwrap();
     let transcript = dir.join(format!("{sid}.jsonl"));
 
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut c = SchedulerConfig::new(home.env.clone(), clock);
-    c.jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
-    c.folders = Folders::Given(vec![]);
-    c.poll = Duration::from_millis(50);
-    let handle = start(c).unwrap();
-    let mut rx = handle.subscribe();
-    handle.ready().await;
+    let (handle, mut rx) = extraction_loop(&home).await;
     let target = transcript.display().to_string();
 
-    let hung = drive.hang(NEVER + GIVE_UP);
-    assert!(!mneme_store::drive::answers(&stick), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &stick, NEVER + GIVE_UP);
     append_turn(&transcript, &stick, sid, 0, "Also remember that the staging database is refreshed every Monday.");
     let skipped = finished(&mut rx, &target, "no word on the session on the hung drive").await;
     let reason = format!("the drive holding {} is not answering (a network share or USB drive that hangs?); the session is opened once it answers", stick.display());
     assert_eq!(skipped.outcome, Outcome::Skipped { reason }, "{skipped:?}");
     assert!(!hung.rescued(), "the extraction loop hung with the drive");
 
-    // The drive answers again: the session's next turn end opens it and extracts both turns.
+    // The drive answers again: the session's next turn end opens it and extracts both turns
+    // (once the look stuck on it has returned, as above).
     drop(hung);
+    wait::until("the stick's drive answering again", || mneme_store::drive::answers(&stick));
     append_turn(&transcript, &stick, sid, 2, "And the release branch is cut on Thursdays.");
     let done = finished(&mut rx, &target, "no extraction once the drive answered").await;
     assert!(matches!(&done.outcome, Outcome::Done { .. }), "{done:?}");
@@ -341,8 +341,7 @@ async fn a_session_first_seen_while_its_drive_hangs_is_skipped_and_opened_once_i
 async fn the_dream_loop_starts_while_claude_codes_own_folder_is_on_a_hung_drive() {
     let mut home = TestHome::new();
     let Some(drive) = Exfat::mount(&home.root.join("drives/config")) else { return };
-    let config = drive.path().join(".claude");
-    home.env = home.env.clone().set_var("CLAUDE_CONFIG_DIR", config.to_str().unwrap());
+    let config = config_folder_on(&mut home, &drive);
     home.write(config.join("settings.json"), r#"{"autoDreamEnabled": true}"#);
     let project = home.root.join("zeta");
     let memory = ready_to_dream(&home, &project);
@@ -350,12 +349,7 @@ async fn the_dream_loop_starts_while_claude_codes_own_folder_is_on_a_hung_drive(
     append_turn(&transcript(&home, &project, sid), &project, sid, 0, "Hello.");
 
     let hung = drive.hang(NEVER);
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut c = SchedulerConfig::new(home.env.clone(), clock);
-    c.jobs = Jobs { extraction: false, session_memory: false, dream: true, team: false };
-    c.folders = Folders::Discover;
-    c.dream_tick = Duration::from_millis(100);
-    let handle = start(c).unwrap();
+    let handle = dream_loop(&home, Folders::Discover);
 
     let runs = runs_after_two_passes(&handle).await;
     assert!(!hung.rescued(), "the dream loop hung with the drive");
@@ -387,34 +381,40 @@ async fn opening_a_session_on_a_hung_drive_leaves_the_async_worker_free() {
     let sid = "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b";
     let on_stick = transcript(&home, &stick, sid);
 
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut c = SchedulerConfig::new(home.env.clone(), clock);
-    c.jobs = Jobs { extraction: true, session_memory: false, dream: false, team: false };
-    c.folders = Folders::Given(vec![]);
-    c.poll = Duration::from_millis(50);
-    let handle = start(c).unwrap();
-    let mut rx = handle.subscribe();
-    handle.ready().await;
+    let (handle, mut rx) = extraction_loop(&home).await;
 
     // Nothing here asks the drive: the open's look is the first at it, and waits its patience.
     let hung = drive.hang(NEVER + GIVE_UP);
     let longest = Arc::new(std::sync::Mutex::new(Duration::ZERO));
-    let l = longest.clone();
+    let ticks = Arc::new(AtomicUsize::new(0));
+    let (l, t) = (longest.clone(), ticks.clone());
     let ticker = tokio::spawn(async move {
         loop {
             let asleep = std::time::Instant::now();
+            // The measure itself: a 20 ms sleep that ends late tells how long the worker stood still.
             tokio::time::sleep(Duration::from_millis(20)).await;
             let took = asleep.elapsed();
             let mut l = l.lock().unwrap();
             *l = (*l).max(took);
+            t.fetch_add(1, Ordering::SeqCst);
         }
     });
     // The ticker runs before the turn is written, so it is asleep when the open begins.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    wait::until_async("the ticker's first sleep", || {
+        let t = ticks.clone();
+        async move { t.load(Ordering::SeqCst) > 0 }
+    })
+    .await;
     append_turn(&on_stick, &stick, sid, 0, "Remember that the staging database is refreshed every Monday.");
     let skipped = finished(&mut rx, &on_stick.display().to_string(), "no word on the session on the hung drive").await;
-    // The ticker's sleep that spanned the open ends now: it is given the time to say so.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The ticker's sleep that spanned the open ends after it (this runtime's one thread runs
+    // one task at a time, so the ticker is asleep now): the next tick is that sleep measured.
+    let seen = ticks.load(Ordering::SeqCst);
+    wait::until_async("the ticker's sleep across the open measured", || {
+        let t = ticks.clone();
+        async move { t.load(Ordering::SeqCst) > seen }
+    })
+    .await;
     ticker.abort();
     // Said by the open (not by a turn's run): the open is what asked the drive.
     assert!(matches!(&skipped.outcome, Outcome::Skipped { reason } if reason.ends_with("is not answering (a network share or USB drive that hangs?); the session is opened once it answers")), "{skipped:?}");

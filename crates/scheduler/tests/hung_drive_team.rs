@@ -1,7 +1,7 @@
 //! Team sync while a drive stops answering (a network share whose server went away, a FUSE
 //! daemon that hangs), made real as root: an exFAT image mounted through FUSE
 //! (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the drive
-//! is unmounted. The team loop is one thread; before, one look at a folder on the hung drive
+//! is unmounted (`mneme_testsupport::hung_drive`). The team loop is one thread; before, one look at a folder on the hung drive
 //! held every project's sync until the drive answered. As any other user the tests say so and
 //! pass without checking (CI runs them as root).
 //!
@@ -17,16 +17,12 @@ use mneme_scheduler::team::TeamLoop;
 use mneme_scheduler::{Folders, JobKind, Outcome, Reporter, RunLog, RunRecord};
 use mneme_team::auth::{CredentialStore, Credentials, MemoryStore};
 use mneme_testsupport::exfat::Exfat;
+use mneme_testsupport::hung_drive::{self, GIVE_UP, NEVER};
 use mneme_testsupport::raw_http::{json, serve};
-use mneme_testsupport::{git, TestHome};
+use mneme_testsupport::{git, wait, TestHome};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
-
-/// A bound no wait comes near while the fix holds: reaching it is the failure (a hang). The
-/// drive's watchdog continues it after [`NEVER`], later than the waits give up.
-const NEVER: Duration = Duration::from_secs(90);
-const GIVE_UP: Duration = Duration::from_secs(30);
+use std::time::Duration;
 
 struct World {
     home: TestHome,
@@ -87,14 +83,10 @@ impl World {
     }
 }
 
-/// Polls `done` every 20 ms for at most [`GIVE_UP`] (a guard against hanging, not a timing
+/// Waits for `done` for at most `hung_drive::GIVE_UP` (a guard against hanging, not a timing
 /// assertion), failing with `what`.
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + GIVE_UP;
-    while !done() {
-        assert!(Instant::now() < deadline, "not within 30 s: {what} — the team loop hung with the drive");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_until(what: &str, done: impl FnMut() -> bool) {
+    wait::until_within(GIVE_UP, &format!("{what} (did the team loop hang with the drive?)"), done);
 }
 
 /// Runs the loop on a thread of its own; the answer stops it.
@@ -152,10 +144,7 @@ fn a_project_on_a_hung_drive_is_skipped_and_the_others_keep_syncing() {
     let stick = w.repo(&drive.path().join("proj"), "stick");
     let other = w.repo(&w.home.root.join("zeta"), "shop");
 
-    let hung = drive.hang(NEVER);
-    // A `statfs` always reaches the drive (a `stat` may be answered from the kernel's cache
-    // for a moment): once this gives up, nothing under the mount answers.
-    assert!(!mneme_store::drive::answers(&stick), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &stick, NEVER);
     let (l, reporter) = w.team_loop(vec![stick.clone(), other.clone()]);
     let running = run(l);
 
@@ -195,8 +184,7 @@ fn a_memory_folder_on_a_hung_drive_holds_neither_other_pulls_nor_the_shutdown() 
     let other = w.repo(&w.home.root.join("zeta"), "shop");
 
     // Not answering from the start: no watcher for it (it would pull into the folder).
-    let hung = drive.hang(NEVER);
-    assert!(!mneme_store::drive::answers(&memory), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &memory, NEVER);
     let (l, reporter) = w.team_loop(vec![alpha.clone(), other.clone()]);
     let running = run(l);
     w.wait_for_pulls("shop", 3, "the project whose memory folder answers");
@@ -213,8 +201,7 @@ fn a_memory_folder_on_a_hung_drive_holds_neither_other_pulls_nor_the_shutdown() 
     // A change waiting for its push (the watcher waits 2 s after a change), then the drive
     // stops answering again.
     std::fs::write(memory.join("team/deploy.md"), "Deploy from the release branch.").unwrap();
-    let hung = drive.hang(NEVER);
-    assert!(!mneme_store::drive::answers(&memory), "the stopped drive still answers");
+    let hung = hung_drive::stop(&drive, &memory, NEVER);
     w.wait_for_pulls("shop", 3, "the project whose memory folder answers");
     wait_until("the hung memory folder recorded as skipped again", || skipped_for(&reporter, &memory).len() == 2);
     w.wait_for_pulls("shop", 3, "the project whose memory folder answers, later");

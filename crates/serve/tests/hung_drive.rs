@@ -2,13 +2,14 @@
 //! daemon that hangs): every system call under it blocks until the drive answers again. Made
 //! real here as root: an exFAT image mounted through FUSE (`mneme_testsupport::exfat`) whose
 //! daemon is stopped with SIGSTOP, and continued (always, even when the test panics) before the
-//! drive is unmounted.
+//! drive is unmounted (`mneme_testsupport::hung_drive`).
 
 mod common;
 
 use common::Server;
 use mneme_serve::ServeOptions;
 use mneme_testsupport::exfat::Exfat;
+use mneme_testsupport::wait;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -23,6 +24,16 @@ fn blocked_looks() -> usize {
         .flatten()
         .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "mneme-drive-look"))
         .count()
+}
+
+/// The body of `method` when it answers 200; `None` while it answers 503 (the drive not
+/// answering yet), anything else failing the test.
+async fn answered(s: &Server, method: &str, body: Value) -> Option<Value> {
+    let (status, body) = s.call(method, body).await;
+    if status != 200 {
+        assert_eq!(status, 503, "{body}");
+    }
+    (status == 200).then_some(body)
 }
 
 /// While one project's drive hangs, the server keeps answering for every other project and
@@ -45,16 +56,19 @@ async fn a_hung_drive_leaves_other_projects_answering_and_its_own_says_so() {
 
     // Answers from the kernel's caches may come for a moment; then the drive is not answering.
     let mut day = 2;
-    let refused: Value = loop {
-        let (status, body) = s.call("context", on(&stick, day)).await;
+    let refused: Value = wait::value_async("the stick's project refused on the stopped drive", || {
         day += 1;
-        assert!(!hung.rescued(), "the server hung with the drive");
-        if status != 200 {
-            assert_eq!(status, 503, "{body}");
-            break body;
+        let (s, hung, request) = (&s, &hung, on(&stick, day - 1));
+        async move {
+            let (status, body) = s.call("context", request).await;
+            assert!(!hung.rescued(), "the server hung with the drive");
+            (status != 200).then(|| {
+                assert_eq!(status, 503, "{body}");
+                body
+            })
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    })
+    .await;
     assert_eq!(refused["code"], "unavailable");
     let message = refused["message"].as_str().unwrap();
     assert!(message.contains(&format!("The drive holding {} is not answering", stick.display())), "{message}");
@@ -66,10 +80,14 @@ async fn a_hung_drive_leaves_other_projects_answering_and_its_own_says_so() {
     assert_eq!(s.call("watching", json!({})).await.0, 200);
     s.home.write(repo.join("CLAUDE.md"), "Use spaces.\n");
     // A change elsewhere still reaches the views (the watcher's batches go on).
-    while !s.ok("context", on(&repo, 20)).await.to_string().contains("Use spaces.") {
-        assert!(!hung.rescued(), "the watcher stopped with the drive");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait::until_async("the change elsewhere in the view", || {
+        let (s, hung, request) = (&s, &hung, on(&repo, 20));
+        async move {
+            assert!(!hung.rescued(), "the watcher stopped with the drive");
+            s.ok("context", request).await.to_string().contains("Use spaces.")
+        }
+    })
+    .await;
     assert!(!hung.rescued(), "the server hung with the drive");
 
     // Asking again and again blocks no more threads on the drive.
@@ -83,14 +101,7 @@ async fn a_hung_drive_leaves_other_projects_answering_and_its_own_says_so() {
 
     // The drive answers again: so does its project.
     drop(hung);
-    let back = loop {
-        let (status, body) = s.call("context", on(&stick, 2)).await;
-        if status == 200 {
-            break body;
-        }
-        assert_eq!(status, 503, "{body}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let back = wait::value_async("the stick's project answered once the drive answers", || answered(&s, "context", on(&stick, 2))).await;
     assert!(back.to_string().contains("Stick rules."), "{back}");
     s.stop().await;
     drop(drive);
@@ -122,16 +133,19 @@ async fn a_drive_that_hangs_during_a_request_is_answered_after_the_patience() {
 
     // The project's own folder answers; its memory folder's drive does not (a moment of
     // answers from the kernel's caches aside).
-    let (took, refused) = loop {
-        let started = Instant::now();
-        let (status, body) = s.call("memories", at(&repo)).await;
-        assert!(!hung.rescued(), "the request hung with the drive");
-        if status != 200 {
-            assert_eq!(status, 503, "{body}");
-            break (started.elapsed(), body);
+    let (took, refused) = wait::value_async("the project refused once its memory folder's drive stopped", || {
+        let (s, hung, request) = (&s, &hung, at(&repo));
+        async move {
+            let started = Instant::now();
+            let (status, body) = s.call("memories", request).await;
+            assert!(!hung.rescued(), "the request hung with the drive");
+            (status != 200).then(|| {
+                assert_eq!(status, 503, "{body}");
+                (started.elapsed(), body)
+            })
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    })
+    .await;
     assert_eq!(refused["code"], "unavailable");
     let message = refused["message"].as_str().unwrap();
     // The check of the memory folder's drive takes its 3 s, longer than this server's patience.
@@ -155,14 +169,7 @@ async fn a_drive_that_hangs_during_a_request_is_answered_after_the_patience() {
 
     // The drive answers again: the blocked request ends, and the project answers.
     drop(hung);
-    let back = loop {
-        let (status, body) = s.call("memories", at(&repo)).await;
-        if status == 200 {
-            break body;
-        }
-        assert_eq!(status, 503, "{body}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let back = wait::value_async("the project answered once the drive answers", || answered(&s, "memories", at(&repo))).await;
     assert!(back.to_string().contains("tabs.md"), "{back}");
     s.stop().await;
     drop(drive);
