@@ -1170,11 +1170,15 @@ async function main() {
         if (fs.readFileSync(f.path, 'utf8') !== f.after) fail(`${f.relPath} is not what the dream proposed`);
       }
       if ((await api(server, 'dreamHistory', { cwd: fx.repo })).dreams[0].state !== 'applied') fail('the history does not say applied');
-      // Someone edits a file the dream wrote: a plain undo is refused and says which file.
+      // Someone edits a file the dream wrote, and an editor saves the index as Windows-1252: a
+      // plain undo is refused and says which files.
       fs.appendFileSync(path.join(fx.mem, 'tabs-new.md'), 'Edited after the dream.\n');
+      const cp1252 = Buffer.from('- [Tabs](tabs-new.md) \x97 caf\xe9\n', 'latin1');
+      fs.writeFileSync(path.join(fx.mem, 'MEMORY.md'), cp1252);
       await detail.getByTestId('dream-undo').click();
       const conflict = page.getByTestId('dream-undo-conflict');
-      await conflict.getByText('tabs-new.md changed since dream').waitFor();
+      const refusal = await conflict.getByText(/changed since dream/).textContent();
+      if (!refusal.includes('tabs-new.md') || !refusal.includes('MEMORY.md')) fail(`the refused undo names: ${refusal}`);
       if (!fs.readFileSync(path.join(fx.mem, 'tabs-new.md'), 'utf8').endsWith('Edited after the dream.\n')) fail('a refused undo changed tabs-new.md');
       // The question takes the keyboard, on the choice that changes nothing.
       await waitFor('focus on “Keep the files as they are”', async () =>
@@ -1184,6 +1188,16 @@ async function main() {
       await page.getByTestId('dream-done').getByText('Undone anyway').waitFor();
       if (!sameTree(memSnapshot(), beforeDream)) fail('the memory folder is not byte-identical to before the dream after undo');
       await detail.getByTestId('dream-undo-replaced').getByText('kept here').waitFor();
+      // The index was not UTF-8 text: its exact bytes are in the trash, and the view says so
+      // (with the entry to restore) instead of showing the lossy text as what it held.
+      const undone = await api(server, 'dream', { cwd: fx.repo, id: dreamId });
+      const trashId = undone.undoReplaced.find((f) => f.relPath === 'MEMORY.md')?.keptBytes?.trashId;
+      if (!trashId) fail(`the dream API keeps no bytes for MEMORY.md: ${JSON.stringify(undone.undoReplaced)}`);
+      const kept = detail.locator('[data-testid="dream-undo-kept"][data-relpath="MEMORY.md"]');
+      await kept.getByText(`kept in Mneme's trash as entry ${trashId}`).waitFor();
+      if ((await detail.getByTestId('dream-undo-replaced').textContent()).includes('\uFFFD')) fail('the undo view shows the index\'s lossy text');
+      await kept.scrollIntoViewIfNeeded();
+      await shot('dreams-undo-kept', false);
       if (await detail.getByTestId('dream-undo').count()) fail('an undone dream still offers Undo');
       await page.locator(`[data-testid="dream-row"][data-id="${dreamId}"][data-state="undone"]`).waitFor();
     });
@@ -1197,6 +1211,42 @@ async function main() {
       const want = await api(server, 'dailyLog', { cwd: fx.repo });
       if (!/^logs\/\d{4}\/\d{2}\/\d{4}-\d{2}-\d{2}\.md$/.test(want.relPath) || want.path !== path.join(fx.mem, want.relPath)) fail(`the log is at ${want.path}`);
       if (!/^- \d{2}:\d{2} I prefer squash merges for feature branches\n$/.test(fs.readFileSync(want.path, 'utf8'))) fail(`the log file holds ${fs.readFileSync(want.path, 'utf8')}`);
+    });
+
+    await step('Dreams: sessions that ran under another organization are said to keep auto dream away (the organization gate)', async () => {
+      const theirs = '0f9e8d7c-6b5a-4493-8271-605f4e3d2c1b';
+      const configFile = path.join(fx.env.CLAUDE_CONFIG_DIR, '.claude.json');
+      const saved = fs.existsSync(configFile) ? fs.readFileSync(configFile) : null;
+      fs.writeFileSync(configFile, JSON.stringify({ ...(saved ? JSON.parse(saved.toString('utf8')) : {}),
+        oauthAccount: { accountUuid: 'acc-e2e', organizationUuid: '5b7c9f0e-1a2b-4c3d-8e9f-0a1b2c3d4e5f' } }));
+      // A sub-agent's transcript of the shop's session holding Claude Code's record (2.1.331)
+      // of a session run under another organization than the one signed in.
+      const sessionDir = path.join(path.dirname(fx.session.file), fx.session.id);
+      const hadSessionDir = fs.existsSync(sessionDir);
+      const agent = path.join(sessionDir, 'subagents', 'agent-e2e.jsonl');
+      write(agent, `${JSON.stringify({ type: 'hybrid-organization', organizationUuid: theirs })}\n`);
+      try {
+        const want = await api(server, 'dreamStatus', { cwd: fx.repo });
+        if (want.organization?.code !== 'other_hybrid_organization' || want.organization.organization !== theirs) fail(`dreamStatus says ${JSON.stringify(want.organization)}`);
+        await nav('Memories');
+        await nav('Dreams');
+        // An earlier gate still shuts first here (the dream a moment ago): the organization gate
+        // is closed, and the note under the gates says why and what to do.
+        const gate = page.getByTestId('gate-organization');
+        const state = want.blockedBy === 'organization' ? 'blocks' : 'closed';
+        await waitFor(`the organization gate to read ${state}`, async () => (await gate.getAttribute('data-state')) === state);
+        await page.getByTestId(state === 'blocks' ? 'dream-blocked' : 'dream-organization-note').getByText(theirs).waitFor();
+        await shot('dreams-organization');
+      } finally {
+        if (hadSessionDir) fs.rmSync(agent, { force: true });
+        else fs.rmSync(sessionDir, { recursive: true, force: true });
+        if (saved) fs.writeFileSync(configFile, saved);
+        else fs.rmSync(configFile, { force: true });
+      }
+      await nav('Memories');
+      await nav('Dreams');
+      await waitFor('the organization gate to open again', async () => (await page.getByTestId('gate-organization').getAttribute('data-state')) === 'open');
+      if (await page.getByTestId('dream-organization-note').count()) fail('the organization note stays once the sessions are gone');
     });
 
     await step('Dreams with `mneme serve --scheduler`: the scheduler dreams by itself, its runs are listed, a turn end shows live', async () => {

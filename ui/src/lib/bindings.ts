@@ -608,6 +608,11 @@ export type DreamFile = {
 	diff: LineDiff,
 	/**  Why, in a line. */
 	reason: string,
+	/**
+	 *  In what an undo replaced: the file was not UTF-8 text, so `before` shows U+FFFD where
+	 *  its bytes do not decode and is not what it held; its exact bytes are in Mneme's trash.
+	 */
+	keptBytes: DreamKeptBytes | null,
 };
 
 export type DreamFileAction = "added" | "changed" | 
@@ -627,7 +632,13 @@ export type DreamGate =
 /**  Fewer than `minSessions` sessions since the last consolidation. */
 "sessions" | 
 /**  Another dream (here or in Claude Code) holds `.consolidate-lock`. */
-"lock";
+"lock" | 
+/**
+ *  The release's last look, once it holds the lock (from 2.1.331): the folder's sessions
+ *  ran under another organization, or for a limited-retention owner who is not the
+ *  sign-in's, so it gives the lock back without dreaming (`organization` says which).
+ */
+"organization";
 
 /**  The gates of one project's memory folder, and what the Dreams screen says about them. */
 export type DreamGates = {
@@ -665,6 +676,12 @@ export type DreamGates = {
 	 *  wait for more sessions.
 	 */
 	nextEligibleMs: number,
+	/**
+	 *  Whether the release this status is seen for skips the folder, once every other gate
+	 *  is open, for the organizations its sessions ran under; `None` when it does not (or the
+	 *  release has no such check).
+	 */
+	organization: DreamOrganizationSkip | null,
 	/**  The first gate that blocks; `None` when an automatic dream would start now. */
 	blockedBy: DreamGate | null,
 	/**  What blocks, in a sentence. */
@@ -679,6 +696,19 @@ export type DreamHistory = {
 	dreams: DreamListItem[],
 	/**  Records that could not be read, each with what to do. */
 	damaged: string[],
+};
+
+/**
+ *  The exact bytes of a file a forced undo replaced that was not UTF-8 text (an editor saved it
+ *  in another encoding), kept in Mneme's trash as they were.
+ */
+export type DreamKeptBytes = {
+	/**  The trash entry holding them (Memories → Trash, `mneme memories restore <id>`). */
+	trashId: string,
+	/**  How many bytes the file held. */
+	size: number,
+	/**  Where they are and how to put them back, in a sentence. */
+	note: string,
 };
 
 /**  One line of the history. */
@@ -767,6 +797,28 @@ export type DreamOffReason =
 "remote" | 
 /**  KAIROS mode distils its logs with its own nightly dream. */
 "kairos";
+
+/**
+ *  Why Claude Code (and so Mneme's background dreams) skips this folder for the organizations
+ *  its sessions ran under: the scheduler's own reason, which it otherwise says only in the run
+ *  log.
+ */
+export type DreamOrganizationSkip = {
+	/**
+	 *  Claude Code's name for the reason in its debug log: `other_hybrid_organization`,
+	 *  `other_retention_organization` or `hybrid_organization_check_failed`.
+	 */
+	code: string,
+	/**
+	 *  The organization the sessions ran under; `None` when they ran under several, for an
+	 *  owner without one, or the search failed.
+	 */
+	organization: string | null,
+	/**  The limited-retention owner's account (`other_retention_organization`). */
+	account: string | null,
+	/**  Which sessions, why they are skipped and what to do, in a sentence. */
+	explanation: string,
+};
 
 /**  One dream of the folder's memory, by id. */
 export type DreamRef = {
