@@ -1,7 +1,7 @@
 //! The desktop app's commands on a drive that stops answering (a network share whose server went
 //! away, a FUSE daemon that hangs), made real as root: an exFAT image mounted through FUSE
 //! (`mneme_testsupport::exfat`) whose daemon is stopped, and always continued before the drive
-//! is unmounted. Each test calls `commands::engine`, the path every generated command takes, so
+//! is unmounted (`mneme_testsupport::hung_drive`). Each test calls `commands::engine`, the path every generated command takes, so
 //! no window is needed. As any other user the tests say so and pass without checking (CI runs
 //! them as root).
 
@@ -10,7 +10,7 @@
 use mneme_api::{ErrorCode, FixedClock, Mneme};
 use mneme_app::{commands, Session};
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::TestHome;
+use mneme_testsupport::{wait, TestHome};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,6 +33,18 @@ fn memories(rt: &tokio::runtime::Runtime, m: &Mneme, s: &Session, cwd: &Path) ->
     rt.block_on(commands::engine("memories", m, s.clone(), req, mneme_api::ops::memories)).map(|list| list.len())
 }
 
+/// The count an answer carries; `None` while the drive still counts as not answering, any other
+/// error failing the test.
+fn answered(answer: Result<usize, mneme_api::ApiError>) -> Option<usize> {
+    match answer {
+        Ok(n) => Some(n),
+        Err(e) => {
+            assert_eq!(e.code, ErrorCode::Unavailable, "{}", e.message);
+            None
+        }
+    }
+}
+
 /// A project whose own folder is on a drive that does not answer is answered `unavailable` with
 /// what is wrong and what Mneme will do, instead of the command blocking for ever (the screen
 /// waited with it). Then the drive answers, and so does the command.
@@ -50,14 +62,11 @@ fn a_command_for_a_project_on_a_hung_drive_says_so() {
     let hung = drive.hang(NEVER);
 
     // Answers from the kernel's caches may come for a moment; then the drive is not answering.
-    let refused = loop {
+    let refused = wait::value("the command refused on the stopped drive", || {
         let answer = memories(&rt, &m, &s, &stick);
         assert!(!hung.rescued(), "the command hung with the drive");
-        match answer {
-            Ok(_) => std::thread::sleep(Duration::from_millis(100)),
-            Err(e) => break e,
-        }
-    };
+        answer.err()
+    });
     assert_eq!(refused.code, ErrorCode::Unavailable, "{}", refused.message);
     assert!(
         refused.message.contains(&format!("The drive holding {}", stick.display())) && refused.message.contains("answering"),
@@ -67,15 +76,7 @@ fn a_command_for_a_project_on_a_hung_drive_says_so() {
     assert!(!hung.rescued(), "the command hung with the drive");
 
     drop(hung);
-    let back = loop {
-        match memories(&rt, &m, &s, &stick) {
-            Ok(n) => break n,
-            Err(e) => {
-                assert_eq!(e.code, ErrorCode::Unavailable, "{}", e.message);
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-    };
+    let back = wait::value("the command answered once the drive answers", || answered(memories(&rt, &m, &s, &stick)));
     assert_eq!(back, 0);
     drop(drive);
 }
@@ -100,15 +101,12 @@ fn a_command_whose_drive_hangs_midway_answers_after_the_patience() {
     assert_eq!(memories(&rt, &m, &s, &repo).unwrap(), 1);
     let hung = drive.hang(NEVER);
 
-    let (took, refused) = loop {
+    let (took, refused) = wait::value("the command refused once the memory folder's drive stopped", || {
         let started = Instant::now();
         let answer = memories(&rt, &m, &s, &repo);
         assert!(!hung.rescued(), "the command hung with the drive");
-        match answer {
-            Ok(_) => std::thread::sleep(Duration::from_millis(100)),
-            Err(e) => break (started.elapsed(), e),
-        }
-    };
+        answer.err().map(|e| (started.elapsed(), e))
+    });
     assert_eq!(refused.code, ErrorCode::Unavailable, "{}", refused.message);
     let stopped = format!("The drive holding {} stopped answering during this request", memdir.display());
     assert!(refused.message.starts_with(&stopped) && refused.message.contains("after 2 seconds"), "{}", refused.message);
@@ -119,15 +117,7 @@ fn a_command_whose_drive_hangs_midway_answers_after_the_patience() {
     assert!(!hung.rescued(), "the command hung with the drive");
 
     drop(hung);
-    let back = loop {
-        match memories(&rt, &m, &s, &repo) {
-            Ok(n) => break n,
-            Err(e) => {
-                assert_eq!(e.code, ErrorCode::Unavailable, "{}", e.message);
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-    };
+    let back = wait::value("the command answered once the drive answers", || answered(memories(&rt, &m, &s, &repo)));
     assert_eq!(back, 1);
     drop(drive);
 }
