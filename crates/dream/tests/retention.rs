@@ -152,6 +152,8 @@ fn the_prune_waits_for_the_record_lock_and_sees_what_its_holder_left() {
     let held = history.lock_records(history.dir()).unwrap();
     let dreaming = std::thread::scope(|s| {
         let dream = s.spawn(|| w.offline(true).unwrap());
+        // A sleep on purpose: what is checked is that the dream does not end while the lock is
+        // held, which no poll can see sooner; 300 ms is long beside an offline dream.
         std::thread::sleep(std::time::Duration::from_millis(300));
         assert!(!dream.is_finished(), "the dream waits for the record lock");
         newest.status = DreamStatus::Undone;

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{mount_drive, settle, until, Drive, Shell, World};
+use common::{mount_drive, until, Drive, Shell, World};
 use mneme_testsupport::{write_file, TestHome};
 use std::path::{Path, PathBuf};
 
@@ -19,6 +19,16 @@ fn drive_on(dir: &Path) -> Option<Drive> {
         eprintln!("skipped: mounting a tmpfs needs root (this audit of drives below a watched folder did not run)");
     }
     drive
+}
+
+/// Makes `dir` in a folder the shell watches recursively and returns once the watcher watches
+/// it too: pages have heard of a file written in it (removed again). A drive mounted there
+/// afterwards hides a folder that is watched, which is what these tests are about.
+async fn made_and_watched(s: &mut Shell, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let probe = dir.join("probe.md");
+    s.heard(&probe, "PROBE\n").await;
+    std::fs::remove_file(probe).unwrap();
 }
 
 /// A repository with a CLAUDE.md whose shared rules folder (`.claude/rules/shared`) is a drive
@@ -38,8 +48,7 @@ fn repo_with_rules_on_a_drive(rule: &str) -> Option<(TestHome, PathBuf, PathBuf,
 async fn a_drive_mounted_below_a_watched_claude_folder_is_heard() {
     let mut s = Shell::new();
     let shared = s.repo.join(".claude/rules/shared");
-    std::fs::create_dir_all(&shared).unwrap();
-    settle().await;
+    made_and_watched(&mut s, &shared).await;
     let Some(_drive) = drive_on(&shared) else { return };
     // The watch on `shared` is on the folder under the drive now: only a fresh one hears this.
     s.heard(&shared.join("team.md"), "TEAM\n").await;
@@ -73,8 +82,7 @@ async fn a_drive_below_a_watched_claude_folder_mounted_again_at_once_is_heard() 
 async fn a_drive_mounted_below_the_projects_folder_is_heard() {
     let mut s = Shell::new();
     let other = s.home.config_home().join("projects/-elsewhere");
-    std::fs::create_dir_all(&other).unwrap();
-    settle().await;
+    made_and_watched(&mut s, &other).await;
     let Some(drive) = drive_on(&other) else { return };
     s.heard(&other.join("memory/MEMORY.md"), "- on the drive\n").await;
     drive.unmount();

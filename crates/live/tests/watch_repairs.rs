@@ -35,10 +35,6 @@ impl World {
     }
 }
 
-async fn settle() {
-    tokio::time::sleep(Duration::from_millis(700)).await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claude_folder_removed_and_made_again_is_watched_again() {
     let w = world();
@@ -46,14 +42,13 @@ async fn a_claude_folder_removed_and_made_again_is_watched_again() {
     w.events.watch_project(&w.repo, &w.home.memdir_for(&w.repo));
     assert!(w.cached().block.contains("RULE-ONE"));
     let rules = w.repo.join(".claude/rules");
-    std::fs::remove_dir_all(w.repo.join(".claude")).unwrap();
-    settle().await;
+    w.after_batch(|| std::fs::remove_dir_all(w.repo.join(".claude")).unwrap()).await;
+    let before = w.batches();
     write_file(&rules.join("style.md"), "RULE-TWO\n");
     w.until("the rule written again", |v| v.block.contains("RULE-TWO")).await;
     // Once the watcher has reported the new folder, a view is kept again.
-    settle().await;
+    w.batches_after(before, 1).await;
     w.cached();
-    settle().await;
     // The folder's old watch went with the old folder: the new one must be watched.
     write_file(&rules.join("style.md"), "RULE-THREE\n");
     let v = w.until("the rule edited in the new folder", |v| v.block.contains("RULE-THREE")).await;
@@ -66,15 +61,14 @@ async fn a_project_moved_away_and_made_again_is_watched_again() {
     let memdir = w.home.memdir_for(&w.repo);
     w.events.watch_project(&w.repo, &memdir);
     assert!(w.cached().block.contains("Use tabs."));
-    settle().await;
-    std::fs::rename(&w.repo, w.home.root.join("repo-old")).unwrap();
-    settle().await;
+    w.after_batch(|| std::fs::rename(&w.repo, w.home.root.join("repo-old")).unwrap()).await;
+    let before = w.batches();
     let _ = w.home.git_repo("repo");
     write_file(&w.repo.join("CLAUDE.md"), "SECOND\n");
     w.until("the new project's CLAUDE.md", |v| v.block.contains("SECOND")).await;
-    settle().await;
+    // Once the watcher has reported the new folder, a view is kept again.
+    w.batches_after(before, 1).await;
     w.cached();
-    settle().await;
     while w.changes.try_recv().is_ok() {}
     // Neither the cache's watch nor the shell's may follow the old folder to its new name.
     let claude_md = w.repo.join("CLAUDE.md");
@@ -91,10 +85,11 @@ async fn a_project_moved_away_and_made_again_is_watched_again() {
             break;
         }
     }
-    // Edits in the old folder, now under another name, are not reported as the project's.
+    // Edits in the old folder, now under another name, are not reported as the project's. No
+    // batch may come of them, so nothing can be waited for: the sleep gives one the time to.
     let before = w.events.context_cache().stats().batches;
     write_file(&w.home.root.join("repo-old/CLAUDE.md"), "OLD\n");
-    settle().await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
     let after = w.events.context_cache().stats().batches;
     let v = w.view();
     assert!(v.block.contains("THIRD"), "{}", v.block);
@@ -104,10 +99,10 @@ async fn a_project_moved_away_and_made_again_is_watched_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_written_in_a_sub_folder_keeps_the_view_and_no_page_hears_of_it() {
     let mut w = world();
+    // Made before the view (and its watches): no batch comes of it.
     let logs = w.repo.join("logs");
     std::fs::create_dir_all(&logs).unwrap();
     let kept = w.cached();
-    settle().await;
     while w.changes.try_recv().is_ok() {}
     // A dev server's log, written again and again.
     for i in 0..3 {
@@ -187,11 +182,8 @@ async fn a_git_folder_made_in_the_project_folder_reaches_pages_and_drops_the_vie
 async fn a_new_sub_folder_and_a_claude_md_in_it_show_on_the_next_call() {
     let w = world();
     w.cached();
-    settle().await;
     let docs = w.repo.join("logs/docs");
-    std::fs::create_dir_all(&docs).unwrap();
-    w.until("a new sub-folder listed", |_| true).await;
-    settle().await;
+    w.after_batch(|| std::fs::create_dir_all(&docs).unwrap()).await;
     w.cached();
     write_file(&docs.join("CLAUDE.md"), "Docs.\n");
     w.until("a CLAUDE.md in the new sub-folder", |v| v.nested_candidates.contains(&docs.join("CLAUDE.md"))).await;
@@ -202,9 +194,10 @@ async fn a_claude_md_made_in_the_deepest_folder_the_walk_looks_into_shows_on_the
     let w = world();
     // The nested walk looks for instructions eight folders down (and no deeper).
     let deep = w.repo.join("a/b/c/d/e/f/g/h");
+    let before = w.batches();
     std::fs::create_dir_all(&deep).unwrap();
     assert!(w.cached().nested_candidates.is_empty());
-    settle().await;
+    w.batches_after(before, 1).await;
     write_file(&deep.join("CLAUDE.md"), "DEEP\n");
     w.until("a CLAUDE.md eight folders down", |v| v.nested_candidates.contains(&deep.join("CLAUDE.md"))).await;
 }
@@ -245,7 +238,6 @@ async fn a_name_that_is_not_utf8_reaches_pages_as_json() {
     let memdir = w.home.memdir_for(&w.repo);
     std::fs::create_dir_all(&memdir).unwrap();
     w.events.watch_project(&w.repo, &memdir);
-    settle().await;
     while w.changes.try_recv().is_ok() {}
     let odd = memdir.join(std::ffi::OsStr::from_bytes(b"caf\xe9.md"));
     std::fs::write(&odd, "x").unwrap();
@@ -270,8 +262,8 @@ async fn live_updates_start_on_a_fresh_machine_once_claude_code_makes_its_folder
     let (_stop, rx) = watch::channel(false);
     let events = Events::start(&home.env, rx).unwrap();
     let mut changes = events.subscribe();
+    // The start found none of them: they are made only after it.
     assert!(events.watched().iter().all(|f| !f.active));
-    tokio::time::sleep(Duration::from_millis(300)).await;
     // Claude Code's first run makes its config home and a project's memory.
     let memory = home.config_home().join("projects/-x/memory/MEMORY.md");
     write_file(&home.config_home().join("settings.json"), "{}\n");

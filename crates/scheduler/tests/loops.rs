@@ -158,6 +158,8 @@ async fn a_session_that_cannot_be_opened_is_reported_once_with_the_file_to_fix()
     assert!(error.starts_with(&format!("{} is damaged", cursor.display())) && error.contains("Fix it, or delete it"), "{error}");
     // More turns while it stays damaged: nothing new to say.
     append(&transcript, &project, &turn("Also remember that the staging database is refreshed every Monday.", "Noted."));
+    // A sleep on purpose: what is checked is that nothing happens, so there is nothing to wait
+    // for; it gives the loop (polling every 50 ms) ten looks in which to say something.
     tokio::time::sleep(Duration::from_millis(500)).await;
     handle.shutdown().await;
     let failed = mneme_scheduler::RunLog::in_data_dir(&home.env.data_dir()).recent(10, Some(JobKind::Extraction)).unwrap();
@@ -178,9 +180,11 @@ async fn a_projects_folder_removed_and_made_again_is_watched_again() {
     // Claude Code's projects folder goes away and comes back (a cleanup, a restore): the
     // watch on the old folder sees nothing of the new one.
     std::fs::remove_dir_all(home.env.projects_dir()).unwrap();
+    // Sleeps on purpose: the loop tells no one when it has seen the folder go, or watches the
+    // new one, so there is nothing to poll; these give its 50 ms looks ample time for each, so
+    // that the turn below is written into a folder the loop had to watch afresh.
     tokio::time::sleep(Duration::from_millis(500)).await;
     std::fs::create_dir_all(&transcripts).unwrap();
-    // The loop polls every 50 ms; a second is ample for it to watch the new folder.
     tokio::time::sleep(Duration::from_secs(1)).await;
     append(&transcripts.join(format!("{SID}.jsonl")), &project, &turn("From now on, never use sudo in scripts.", "Understood."));
     let rec = finished(&mut rx, JobKind::Extraction).await;

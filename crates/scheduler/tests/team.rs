@@ -12,14 +12,14 @@ use mneme_team::auth::{CredentialStore, Credentials};
 use mneme_team::client::hash_content;
 use mneme_team::SyncError;
 use mneme_testsupport::raw_http::read_request;
-use mneme_testsupport::{git, refused_port, RefusedPort, TestHome};
+use mneme_testsupport::{git, refused_port, wait, RefusedPort, TestHome};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Sign-ins held in memory, with how often they were read; `locked` answers as a keyring that
 /// refuses access does.
@@ -55,11 +55,7 @@ impl Store {
     }
 
     fn wait_for_loads(&self, n: usize) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.loads.load(Ordering::SeqCst) < n {
-            assert!(Instant::now() < deadline, "the loop read the sign-in fewer than {n} times in 30 s");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait::until(&format!("the loop to read the sign-in {n} times"), || self.loads.load(Ordering::SeqCst) >= n);
     }
 }
 
@@ -94,16 +90,11 @@ impl World {
 
 /// The team-sync runs recorded so far, oldest first, once there are at least `n` (30 s at most).
 fn runs(reporter: &Reporter, n: usize) -> Vec<RunRecord> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    wait::value(&format!("{n} team-sync runs"), || {
         let mut r = reporter.log().recent(100, Some(JobKind::TeamSync)).unwrap();
-        if r.len() >= n {
-            r.reverse();
-            return r;
-        }
-        assert!(Instant::now() < deadline, "fewer than {n} team-sync runs in 30 s: {r:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        r.reverse();
+        (r.len() >= n).then_some(r)
+    })
 }
 
 fn failed(r: &RunRecord) -> &str {
@@ -264,14 +255,10 @@ fn answer(request: &str, s: &mut ServerState) -> String {
     json("200 OK", body.to_string())
 }
 
-/// Polls `done` every 20 ms for at most 60 s (the watcher waits 2 s after a change before it
-/// pushes, and a re-push needs a pull first), failing with `what`.
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(Instant::now() < deadline, "{what} within 60 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Waits for `done` for at most 60 s (the watcher waits 2 s after a change before it pushes,
+/// and a re-push needs a pull first), failing with `what`.
+fn wait_until(what: &str, done: impl FnMut() -> bool) {
+    wait::until_within(Duration::from_secs(60), what, done);
 }
 
 impl World {

@@ -40,6 +40,8 @@ fn ask_and_never_read(s: &Server) -> TcpStream {
 async fn a_client_that_stops_reading_does_not_hold_off_shutdown() {
     let s = server_with_a_big_file().await;
     let _stalled = ask_and_never_read(&s);
+    // On the paused clock: the runtime runs the server until it is stuck writing, then moves
+    // time on, so this costs no real time and waits for the server to be idle.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let start = tokio::time::Instant::now();
     // Before the fix, graceful shutdown waited for this answer forever (`stop` gives up at 5 s,
@@ -52,8 +54,9 @@ async fn a_client_that_stops_reading_does_not_hold_off_shutdown() {
 async fn a_client_that_stops_reading_is_dropped() {
     let s = server_with_a_big_file().await;
     let mut stalled = ask_and_never_read(&s);
-    // Past the server's 15 s write-stall limit (on the paused clock); before the fix the answer
-    // waited as long as the client liked, and reading now would bring the whole file.
+    // Past the server's 15 s write-stall limit (on the paused clock, so no real time: the
+    // limit is the thing under test); before the fix the answer waited as long as the client
+    // liked, and reading now would bring the whole file.
     tokio::time::sleep(Duration::from_secs(18)).await;
     // Read on a blocking thread: the runtime's one thread stays free for the server, which
     // (before the fix) would go on writing the whole file.

@@ -65,6 +65,21 @@ impl World {
         panic!("no view was kept in 20 tries");
     }
 
+    /// How many batches the watcher has handed the cache so far.
+    pub fn batches(&self) -> u64 {
+        self.events.context_cache().stats().batches
+    }
+
+    /// Does `act` (a change in a folder the watcher watches) and returns once the watcher has
+    /// handed the cache a batch since: the kernel reports a change at once, so that batch
+    /// gathered it (a fixed wait only hoped so).
+    pub async fn after_batch<T>(&self, act: impl FnOnce() -> T) -> T {
+        let before = self.batches();
+        let done = act();
+        self.batches_after(before, 1).await;
+        done
+    }
+
     /// Waits until the watcher has handed the cache `n` more batches than `before` (the cache
     /// hears of every batch, pages only of those they may show).
     pub async fn batches_after(&self, before: u64, n: u64) {
@@ -171,11 +186,6 @@ impl Shell {
         let index = self.memdir.join("MEMORY.md");
         self.heard(&index, &format!("- {what}\n")).await;
     }
-}
-
-/// Lets a change be noticed: more than the 300 ms a batch is gathered for.
-pub async fn settle() {
-    tokio::time::sleep(Duration::from_millis(700)).await;
 }
 
 /// Waits until `ok` holds, looking every 10 ms; fails after 10 s with what `why` says then.
