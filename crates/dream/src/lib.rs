@@ -811,6 +811,12 @@ impl Dreams {
         // The user's release: the apply below takes a removed memory's index lines out, and a
         // restore from the trash puts them back, split as that release reads the index.
         let memdir = self.memdir_for_dream(memory_dir);
+        // A dream killed between a removal's trash record and its move left that memory in
+        // place beside the record, and the next trash listing finishes such a delete. After an
+        // undo that found the memory as it was, that listing would take it away again with its
+        // index line. So the trash is listed first: the removal is finished now, and the undo
+        // brings it back below like any other, from the entry found here (`trash_holds`).
+        let listed = memdir.list_trash().map(|l| l.entries).unwrap_or_default();
         let root = record.changeset.root.clone();
         let mut stale = Vec::new();
         let mut inverse = Vec::new();
@@ -874,7 +880,7 @@ impl Dreams {
         let mut writes = Vec::new();
         let mut from_trash = Vec::new();
         for u in &inverse {
-            match (u.before.is_none() && u.after.is_some()).then(|| self.trash_holds(&memdir, &record, &root, u)).flatten() {
+            match (u.before.is_none() && u.after.is_some()).then(|| self.trash_holds(&memdir, &record, &root, u, &listed)).flatten() {
                 Some(found) => from_trash.push((u, found)),
                 None => writes.push(u.clone()),
             }
@@ -999,30 +1005,39 @@ impl Dreams {
     }
 
     /// The trash entry holding a file the dream removed, when `undo` (the undo's change that
-    /// recreates it) can take it from there: the record names the entry for that file, and the
-    /// entry is of this folder, for that path, and holds exactly the text the dream removed.
-    /// Answers the file's path in the folder and the entry's id.
-    fn trash_holds(&self, memdir: &Memdir, record: &DreamRecord, root: &Path, undo: &FileChange) -> Option<(String, String)> {
-        let trashed = record.trashed.iter().find(|t| t.path == undo.path)?;
-        let id = &trashed.trash_id;
-        // Ids are the trash's own (`<ms>-<slug>`); anything else could name a path outside it.
-        if id.is_empty() || id.starts_with('.') || !id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) {
-            return None;
-        }
+    /// recreates it) can take it from there: the record names the entry for that file (or,
+    /// for a dream killed before it saved those names, an entry of `listed` for that path made
+    /// since the dream began), and the entry is of this folder, for that path, and holds
+    /// exactly the text the dream removed. Answers the file's path in the folder and the
+    /// entry's id.
+    fn trash_holds(&self, memdir: &Memdir, record: &DreamRecord, root: &Path, undo: &FileChange, listed: &[mneme_store::memdir::TrashEntry]) -> Option<(String, String)> {
         let rel = relative(root, &undo.path)?;
-        let entry_dir = memdir.trash_dir().join(id);
-        let entry: mneme_store::memdir::TrashEntry =
-            serde_json::from_slice(&mneme_store::open::read_plain_capped(&entry_dir.join("record.json"), 1 << 20).ok()?.0).ok()?;
-        if entry.original_rel_path != rel || history::normalize(&entry.memdir_root) != history::normalize(root) {
-            return None;
-        }
         let want = undo.after.as_deref()?.as_bytes();
-        let stored = entry_dir.join(rel.rsplit('/').next()?);
-        if !std::fs::symlink_metadata(&stored).ok()?.is_file() {
-            return None;
+        let holds = |id: &str| -> Option<()> {
+            // Ids are the trash's own (`<ms>-<slug>`); anything else could name a path outside it.
+            if id.is_empty() || id.starts_with('.') || !id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) {
+                return None;
+            }
+            let entry_dir = memdir.trash_dir().join(id);
+            let entry: mneme_store::memdir::TrashEntry =
+                serde_json::from_slice(&mneme_store::open::read_plain_capped(&entry_dir.join("record.json"), 1 << 20).ok()?.0).ok()?;
+            if entry.original_rel_path != rel || history::normalize(&entry.memdir_root) != history::normalize(root) {
+                return None;
+            }
+            let stored = entry_dir.join(rel.rsplit('/').next()?);
+            if !std::fs::symlink_metadata(&stored).ok()?.is_file() {
+                return None;
+            }
+            let (bytes, _) = mneme_store::open::read_plain_capped(&stored, want.len() as u64).ok()?;
+            (bytes == want).then_some(())
+        };
+        if let Some(trashed) = record.trashed.iter().find(|t| t.path == undo.path) {
+            return holds(&trashed.trash_id).map(|()| (rel.clone(), trashed.trash_id.clone()));
         }
-        let (bytes, _) = mneme_store::open::read_plain_capped(&stored, want.len() as u64).ok()?;
-        (bytes == want).then(|| (rel, id.clone()))
+        let mut made: Vec<&mneme_store::memdir::TrashEntry> =
+            listed.iter().filter(|e| e.original_rel_path == rel && i64::try_from(e.deleted_at_ms).is_ok_and(|at| at >= record.created_at_ms)).collect();
+        made.sort_by(|a, b| b.deleted_at_ms.cmp(&a.deleted_at_ms));
+        made.into_iter().find(|e| holds(&e.id).is_some()).map(|e| (rel.clone(), e.id.clone()))
     }
 
     /// Appends one bullet to today's daily log of `memory_dir`.
