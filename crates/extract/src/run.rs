@@ -227,6 +227,13 @@ impl Session {
         self.session_id.as_deref()
     }
 
+    /// Whether extraction found that this session read a saved claude.ai chat (row 75: a
+    /// release with `Profile::memory_off_after_chat_read` saves no memory in it, and does not
+    /// dream from it either). Set by a turn end's extraction, so ask after it.
+    pub fn read_saved_chat(&self) -> bool {
+        self.state.read_saved_chat()
+    }
+
     /// The extraction cursor (`lastMemoryMessageUuid`).
     pub fn cursor(&self) -> Option<&str> {
         self.state.cursor()

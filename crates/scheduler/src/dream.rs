@@ -4,6 +4,9 @@
 //! cheapest first inside `mneme-dream` (enabled, 24 h since the lock's mtime, the 10-minute
 //! scan throttle, 5 sessions since), then the `.consolidate-lock` Claude Code also honours.
 //! A folder in review mode gets a pending dream for the Dreams screen; automatic applies it.
+//! A pass stands in for a turn end of the session that last ended one in the folder, so from
+//! 2.1.337 none dreams while that session is one that read a saved claude.ai chat (row 75):
+//! extraction finds the read, and the turn end reaches this loop after it.
 
 use crate::extraction::{sleep_or_cancel, TurnEnded};
 use crate::{drive_answers, provider_engine, provider_unusable, Backoff, JobKind, Outcome, Reporter};
@@ -60,7 +63,7 @@ pub struct DreamLoop {
 impl DreamLoop {
     pub async fn run(&mut self, cancel: Cancel) {
         // Folders seen so far → the session that last ended a turn there.
-        let mut known: BTreeMap<PathBuf, Option<String>> = BTreeMap::new();
+        let mut known: BTreeMap<PathBuf, LastTurn> = BTreeMap::new();
         // The folders to start with, until they are found: discovery reads Claude Code's own
         // folders, and while their drive does not answer it gives up (after its patience) and
         // is asked again at each tick, so the loop still dreams where turns end meanwhile.
@@ -68,7 +71,7 @@ impl DreamLoop {
         let mut backoff: HashMap<PathBuf, (Backoff, Instant)> = HashMap::new();
         let mut next_tick = Instant::now();
         loop {
-            let due: Vec<(PathBuf, Option<String>)> = if Instant::now() >= next_tick {
+            let due: Vec<(PathBuf, LastTurn)> = if Instant::now() >= next_tick {
                 next_tick = Instant::now() + self.tick;
                 if starting {
                     starting = !self.start_folders(&mut known).await;
@@ -81,8 +84,9 @@ impl DreamLoop {
                     _ = tokio::time::sleep(wait) => continue,
                     ended = self.turn_ends.recv() => match ended {
                         Some(t) => {
-                            known.insert(t.cwd.clone(), t.session_id.clone());
-                            vec![(t.cwd, t.session_id)]
+                            let last = LastTurn { session: t.session_id, read_saved_chat: t.read_saved_chat };
+                            known.insert(t.cwd.clone(), last.clone());
+                            vec![(t.cwd, last)]
                         }
                         // The extraction loop is gone: keep ticking on the timer alone.
                         None => {
@@ -92,7 +96,7 @@ impl DreamLoop {
                     },
                 }
             };
-            for (cwd, session) in due {
+            for (cwd, last) in due {
                 if cancel.is_cancelled() {
                     return;
                 }
@@ -101,7 +105,7 @@ impl DreamLoop {
                         continue;
                     }
                 }
-                match self.check(&cwd, session, &cancel).await {
+                match self.check(&cwd, last, &cancel).await {
                     Ok(()) => {
                         backoff.remove(&cwd);
                     }
@@ -121,7 +125,7 @@ impl DreamLoop {
     /// Adds the folders the loop starts with to `known`, found off the async workers; false
     /// (said once while it lasts) when the drive holding Claude Code's own folders does not
     /// answer.
-    async fn start_folders(&self, known: &mut BTreeMap<PathBuf, Option<String>>) -> bool {
+    async fn start_folders(&self, known: &mut BTreeMap<PathBuf, LastTurn>) -> bool {
         let (env, folders) = (self.env.clone(), self.folders.clone());
         let found = tokio::task::spawn_blocking(move || folders.resolve(&env)).await;
         let projects = self.env.projects_dir();
@@ -129,7 +133,7 @@ impl DreamLoop {
             Ok(Ok(start)) => {
                 self.say_once(&projects, Away::Here, String::new);
                 for f in start {
-                    known.entry(f).or_insert(None);
+                    known.entry(f).or_default();
                 }
                 true
             }
@@ -147,7 +151,7 @@ impl DreamLoop {
 
     /// One gate check (and dream, when the gates open) for the folder a session ran in.
     /// Only runs that get past the gates are recorded: a closed gate every few minutes is not news.
-    async fn check(&self, cwd: &std::path::Path, session: Option<String>, cancel: &Cancel) -> Result<(), ()> {
+    async fn check(&self, cwd: &std::path::Path, last: LastTurn, cancel: &Cancel) -> Result<(), ()> {
         // A project folder that is gone (deleted, renamed, on a drive that is not mounted) holds
         // what a session there would dream by: its settings (the memory folder, auto dream on or
         // off) and its git root. Without it the defaults would name the folder, and a dream could
@@ -165,7 +169,7 @@ impl DreamLoop {
             return Ok(());
         }
         let mut site = self.dreams.site_for_cwd(cwd);
-        site.target.current_session = session;
+        site.target.current_session = last.session.clone();
         let mneme_dream::DreamSite { target, enabled, flags, .. } = site.clone();
         // The memory folder may be on another drive (`autoMemoryDirectory`).
         if !drive_answers(&target.memory_dir).await {
@@ -176,6 +180,18 @@ impl DreamLoop {
         if !enabled.is_on() || self.dreams.mode(&target.memory_dir).is_ok_and(|m| m == DreamMode::Off) {
             return Ok(());
         }
+        // From 2.1.337 a session that read a claude.ai chat's saved text does not dream (row 75):
+        // Claude Code's auto-dream gate refuses in that session's process before it looks at the
+        // time, the sessions or the lock. A pass here stands in for a turn end of the session
+        // that last ended one in the folder, so none dreams while that is such a session; a
+        // turn end of another session there (a new one after /clear included) dreams again.
+        // Sessions that read a chat are still counted and reviewed by a dream from another:
+        // Claude Code's listing of the sessions since the last dream does not leave them out.
+        if self.chat_read_stops(&last).await {
+            self.say_chat_read_once(cwd, &target, Some(last.session.as_deref().unwrap_or_default()));
+            return Ok(());
+        }
+        self.say_chat_read_once(cwd, &target, None);
         // The gates as they stand (this loop's own throttle included): only a folder whose
         // gates are all open gets a run announced, so the app can show "Dreaming…" while it runs.
         if self.dreams.status(&target, &enabled, &flags).blocked_by.is_some() {
@@ -221,6 +237,52 @@ impl DreamLoop {
                 run.finish(Outcome::Failed { error: e.to_string() });
                 Err(())
             }
+        }
+    }
+}
+
+/// The turn end a pass stands in for: the session that last ended a turn in the folder (none
+/// for a folder the loop started with) and whether extraction found it read a saved claude.ai
+/// chat.
+#[derive(Debug, Clone, Default)]
+struct LastTurn {
+    session: Option<String>,
+    read_saved_chat: bool,
+}
+
+impl DreamLoop {
+    /// Whether the Claude Code installed does not dream from the session of `last` (row 75).
+    async fn chat_read_stops(&self, last: &LastTurn) -> bool {
+        if !last.read_saved_chat {
+            return false;
+        }
+        // `claude --version` may be asked (once per binary): off the async workers.
+        let env = self.dreams.environment().clone();
+        tokio::task::spawn_blocking(move || mneme_store::claude_install::installed_profile(&env).memory_off_after_chat_read)
+            .await
+            .unwrap_or(false)
+    }
+
+    /// Records a skipped dream of `target` saying that `session` (its id, empty when its
+    /// transcript names none) read a saved claude.ai chat, when it is not the session last said
+    /// so for `cwd` in this run log; `None` forgets it.
+    fn say_chat_read_once(&self, cwd: &std::path::Path, target: &mneme_dream::DreamTarget, session: Option<&str>) {
+        static SAID: std::sync::Mutex<BTreeMap<(PathBuf, PathBuf), String>> = std::sync::Mutex::new(BTreeMap::new());
+        let key = (self.reporter.log().path().to_path_buf(), cwd.to_path_buf());
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(session) = session else {
+            said.remove(&key);
+            return;
+        };
+        if said.insert(key, session.to_string()).as_deref() != Some(session) {
+            let who = if session.is_empty() { "the session".to_string() } else { format!("session {session}") };
+            let run = self.reporter.begin(JobKind::Dream, target.memory_dir.display().to_string());
+            run.finish(Outcome::Skipped {
+                reason: format!(
+                    "{who}, the last to end a turn in {}, read a claude.ai chat's saved text, and the Claude Code installed (2.1.337 or later) does not dream from such a session; the dream waits for a turn end of another session there (/clear starts one)",
+                    cwd.display()
+                ),
+            });
         }
     }
 }

@@ -92,6 +92,16 @@ impl Sessions {
 pub struct TurnEnded {
     pub cwd: PathBuf,
     pub session_id: Option<String>,
+    /// Extraction found that the session read a saved claude.ai chat (row 75), as of this turn
+    /// end: from 2.1.337 Claude Code does not dream from such a session.
+    pub read_saved_chat: bool,
+}
+
+impl TurnEnded {
+    /// The turn end of `session`, with what extraction knows of it so far.
+    fn of(session: &Session) -> TurnEnded {
+        TurnEnded { cwd: session.project().root.clone(), session_id: session.session_id().map(str::to_string), read_saved_chat: session.read_saved_chat() }
+    }
 }
 
 pub struct ExtractionLoop {
@@ -254,8 +264,10 @@ impl ExtractionLoop {
                 return;
             }
         };
-        let _ = self.turn_ends.send(TurnEnded { cwd: session.project().root.clone(), session_id: session.session_id().map(str::to_string) });
-
+        // The dream loop hears of the turn end once extraction has looked at it (below; on the
+        // ways out before a run, with what was known before this turn): the extraction of a
+        // turn is what finds that the session read a saved claude.ai chat, after which 2.1.337
+        // does not dream from it, the turn that read it included.
         let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
         // The run reads the project's settings and writes its memory folder: on a drive that
         // does not answer it would hold every other session's turns until the drive answers.
@@ -268,6 +280,7 @@ impl ExtractionLoop {
                         dir.display()
                     ),
                 });
+                let _ = self.turn_ends.send(TurnEnded::of(session));
                 return;
             }
         }
@@ -275,6 +288,7 @@ impl ExtractionLoop {
             Ok(p) => p,
             Err(e) => {
                 run.finish(provider_unusable(&e));
+                let _ = self.turn_ends.send(TurnEnded::of(session));
                 return;
             }
         };
@@ -289,6 +303,7 @@ impl ExtractionLoop {
                     left.as_secs().max(1)
                 ),
             });
+            let _ = self.turn_ends.send(TurnEnded::of(session));
             return;
         }
         run.progress(format!("turn ended in {}", session.project().root.display()));
@@ -302,6 +317,7 @@ impl ExtractionLoop {
             Err(e) => Outcome::Failed { error: e.to_string() },
         };
         run.finish(outcome);
+        let _ = self.turn_ends.send(TurnEnded::of(session));
 
         if let (true, Some(p)) = (self.session_memory, &provider) {
             if let Some(outcome) = notes_outcome(self.extractor.update_session_memory(session, p.as_ref(), cancel).await) {

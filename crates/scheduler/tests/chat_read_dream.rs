@@ -1,0 +1,135 @@
+//! Row 75's dream side: from 2.1.337 Claude Code's auto-dream gate refuses in a session that
+//! read a claude.ai chat's saved text (the same per-process mark that stops its extraction), so
+//! no dream fires from that session's turn ends. The scheduler's dream loop, which checks the
+//! gates at the turn ends extraction sees, does not dream from such a session either, and says
+//! why once; 2.1.332 dreams from it.
+
+use mneme_core::{Clock, SystemClock};
+use mneme_scheduler::{start, Event, Folders, JobKind, Jobs, Outcome, RunRecord, SchedulerConfig};
+use mneme_testsupport::TestHome;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+const SID: &str = "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b";
+
+/// Appends `entries` to the transcript of session [`SID`], linked one after the other.
+fn append(transcript: &Path, cwd: &Path, entries: &[Value]) {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(transcript).unwrap();
+    let mut parent: Option<String> = None;
+    for (i, e) in entries.iter().enumerate() {
+        let mut e = e.clone();
+        let uuid = format!("00000000-0000-4000-8000-{:012}", i + 1);
+        let o = e.as_object_mut().unwrap();
+        for (k, v) in [("uuid", json!(uuid)), ("parentUuid", json!(parent)), ("isSidechain", json!(false)), ("sessionId", json!(SID))] {
+            o.insert(k.into(), v);
+        }
+        for (k, v) in [("cwd", json!(cwd)), ("timestamp", json!("2026-11-29T10:00:00.000Z")), ("userType", json!("external")), ("version", json!("2.1.337"))] {
+            o.insert(k.into(), v);
+        }
+        writeln!(f, "{e}").unwrap();
+        parent = Some(uuid);
+    }
+}
+
+/// A turn in which the session reads a claude.ai chat Claude Code saved (a `Read` of
+/// `tool-results/artifact-chat.*` under the config home's `projects` folder that succeeded).
+fn chat_read_turn(home: &TestHome) -> Vec<Value> {
+    let path = home.env.projects_dir().join("-elsewhere").join(SID).join("tool-results/artifact-chat.4f2a.txt");
+    vec![
+        json!({"type": "user", "message": {"role": "user", "content": "Remember that I prefer tabs over spaces."}}),
+        json!({"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read",
+            "input": {"file_path": path}}], "stop_reason": "tool_use"}}),
+        json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "1\tchat text"}]}}),
+        json!({"type": "assistant", "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "Noted."}], "stop_reason": "end_turn"}}),
+    ]
+}
+
+/// A project with auto dream on, a memory folder and five other sessions since it last dreamed
+/// (never), so every gate is open; the memory folder and the transcript of session [`SID`].
+fn ready_to_dream(home: &TestHome) -> (PathBuf, PathBuf, PathBuf) {
+    home.write(home.config_home().join("settings.json"), r#"{"autoDreamEnabled": true}"#);
+    let project = home.git_repo("app");
+    let memory = home.memdir_for(&project);
+    std::fs::create_dir_all(&memory).unwrap();
+    // A line pointing at nothing: a dream has work, and so keeps the lock it took.
+    std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n- [Gone](gone.md) — points at nothing\n").unwrap();
+    std::fs::write(memory.join("build.md"), "---\nname: build\ndescription: how to build\ntype: project\n---\nRun make.\n").unwrap();
+    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
+    std::fs::create_dir_all(&transcripts).unwrap();
+    for i in 0..5 {
+        std::fs::write(transcripts.join(format!("0b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5{i}.jsonl")), "{}\n").unwrap();
+    }
+    (project, memory, transcripts.join(format!("{SID}.jsonl")))
+}
+
+/// `env` with a `claude` on its PATH that says it is `version` (the release the loops follow).
+fn with_claude(home: &TestHome, version: &str) -> mneme_store::Environment {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = home.root.join(format!("bin-{version}"));
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("claude"), format!("#!/bin/sh\necho '{version} (Claude Code)'\n")).unwrap();
+    std::fs::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    home.env.clone().set_var("PATH", bin.to_string_lossy().to_string())
+}
+
+/// The first finished run of `job`, waiting up to 30 s (a guard against hanging, not a timing assertion).
+async fn finished(rx: &mut broadcast::Receiver<Event>, job: JobKind) -> RunRecord {
+    let wait = async {
+        loop {
+            match rx.recv().await {
+                Ok(Event::Finished { record }) if record.job == job => return record,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("event channel closed: {e}"),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), wait).await.expect("no run finished within 30 s")
+}
+
+/// Session [`SID`] reads a saved chat and ends its turn under the Claude Code `version`; the
+/// dream runs the scheduler logged after the turn's extraction and a few more passes (the
+/// loop's tick stands in for that session's turn ends too), newest first, the memory folder,
+/// and the home that holds it.
+async fn dream_runs_after_a_chat_read(version: &str) -> (Vec<RunRecord>, PathBuf, TestHome) {
+    let home = TestHome::new();
+    let (project, memory, transcript) = ready_to_dream(&home);
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut config = SchedulerConfig::new(with_claude(&home, version), clock);
+    config.jobs = Jobs { extraction: true, session_memory: false, dream: true, team: false };
+    // No folder to start with: the dream loop hears of the project from the turn end alone.
+    config.folders = Folders::Given(vec![]);
+    config.poll = Duration::from_millis(50);
+    config.dream_tick = Duration::from_millis(100);
+    let handle = start(config).unwrap();
+    let mut rx = handle.subscribe();
+    handle.ready().await;
+    append(&transcript, &project, &chat_read_turn(&home));
+    finished(&mut rx, JobKind::Extraction).await;
+    let mut passes = handle.dream_passes();
+    for _ in 0..3 {
+        let seen = *passes.borrow_and_update();
+        tokio::time::timeout(Duration::from_secs(30), passes.wait_for(|n| *n >= seen + 2)).await.expect("no two passes within 30 s").expect("the dream loop stopped");
+    }
+    let runs = handle.run_log().recent(10, Some(JobKind::Dream)).unwrap();
+    handle.shutdown().await;
+    (runs, memory, home)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_dream_fires_from_a_session_that_read_a_saved_claude_ai_chat_from_2_1_337() {
+    let (runs, memory, _home) = dream_runs_after_a_chat_read("2.1.337").await;
+    assert_eq!(runs.len(), 1, "said once, not at every pass: {runs:?}");
+    let Outcome::Skipped { reason } = &runs[0].outcome else { panic!("{runs:?}") };
+    assert!(reason.starts_with(&format!("session {SID}, the last to end a turn in ")), "{reason}");
+    assert!(reason.contains("read a claude.ai chat's saved text") && reason.contains("2.1.337 or later") && reason.contains("/clear"), "{reason}");
+    assert!(!memory.join(".consolidate-lock").exists(), "dreamed from a session that read a saved chat");
+
+    // 2.1.332 dreams from the same session.
+    let (runs, memory, _home) = dream_runs_after_a_chat_read("2.1.332").await;
+    assert!(runs.len() == 1 && matches!(runs[0].outcome, Outcome::Done { .. }), "{runs:?}");
+    assert!(memory.join(".consolidate-lock").exists());
+}
