@@ -71,6 +71,9 @@ struct ClaudeCode {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
+    /// The release still has recordConsolidation (the manual `/dream`'s stamp, 2.1.100 to
+    /// 2.1.122), which [`ClaudeCode::record`] runs.
+    records: bool,
 }
 
 impl ClaudeCode {
@@ -95,9 +98,10 @@ impl ClaudeCode {
         };
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        let mut cc = ClaudeCode { child, stdin, stdout };
+        let mut cc = ClaudeCode { child, stdin, stdout, records: false };
         let ready = cc.line();
         assert_eq!(ready["ready"], cc.pid(), "the driver starts: {ready}");
+        cc.records = ready["records"].as_bool().expect("the driver says whether it has recordConsolidation");
         cc
     }
 
@@ -134,6 +138,12 @@ impl ClaudeCode {
     fn rollback(&mut self, prior: f64) {
         self.send(&format!("rollback {prior}"));
         assert_eq!(self.line()["rolledBack"], true);
+    }
+
+    /// `recordConsolidation()`, where the release has it.
+    fn record(&mut self) {
+        self.send("record");
+        assert_eq!(self.line()["recorded"], true);
     }
 
     /// `readLastConsolidatedAt()`.
@@ -281,6 +291,22 @@ fn every_releases_lock_code_blocks_mneme_and_rolls_back() {
         let dreamt = mtime_ms(&mem.join(".consolidate-lock"));
         assert!(same_ms(cc.last_consolidated_at(), dreamt), "{v}: Claude Code reads Mneme's dream as the last one");
         assert!(same_ms(cc.acquire().expect("Mneme's finished dream left a dead PID"), dreamt), "{v}");
+
+        // 2.1.100 to 2.1.122: the manual /dream stamps the lock with its session's PID at once,
+        // with no holder check and no rollback. Mneme finds it held while that session lives,
+        // and counts the 24 hours from the stamp, as Claude Code's own auto dream does.
+        if cc.records {
+            let (h, repo, mem) = project();
+            let mut cc = ClaudeCode::start_with(&script, &mem);
+            cc.record();
+            assert_eq!(lock_body(&mem), cc.pid().to_string(), "{v}");
+            let stamped = mtime_ms(&mem.join(".consolidate-lock"));
+            let out = command(&h, &repo, &["dream", "run", "--offline", "--yes"]).output().unwrap();
+            assert!(blocked_line(&out).contains(&format!("(PID {}, taken 0 min ago)", cc.pid())), "{v}");
+            let status = ok(&h, &repo, &["dream", "status", "--json"]);
+            assert_eq!(status["status"]["lastConsolidatedAtMs"].as_i64(), Some(stamped as i64), "{v}: {status}");
+            assert!(mem.join("tabs_old.md").exists(), "{v}: nothing consolidated");
+        }
     }
 }
 

@@ -148,7 +148,11 @@ const tryAcquire = around(/lock held by live PID \$\{[\w$.]+\} \(mtime /, "tryAc
 const readLast = around(/\.mtimeMs\}catch\{return 0\}/, "readLastConsolidatedAt");
 // rollbackConsolidationLock: with no prior mtime, the file is removed.
 const rollback = around(/if\([\w$]+===0\)\{await [\w$.]+\([\w$]+\);return\}/, "rollbackConsolidationLock");
+// recordConsolidation, where the module still holds it (2.1.100 to 2.1.122): the manual
+// /dream's stamp, which writes this process's PID with no holder check.
+const record = /recordConsolidation write failed/.test(code) ? around(/recordConsolidation write failed/, "recordConsolidation") : null;
 const want = takesFolder ? [[tryAcquire, 2], [readLast, 2], [rollback, 3]] : [[tryAcquire, 0], [readLast, 0], [rollback, 1]];
+if (record) want.push([record, takesFolder ? 1 : 0]);
 for (const [f, n] of want) {
   if (f.params.length !== n) throw new Error(`${f.name} takes (${f.params.join(",")}), not the ${n} parameters this driver gives it`);
 }
@@ -201,8 +205,10 @@ process.stdout.write(`// GENERATED at test time by consolidation_lock_gen.mjs fr
 //
 // Driver: node consolidation_lock_cc.mjs MEMORY_DIR, then one command a line on stdin, each
 // answered by one JSON line on stdout: "acquire" -> {"acquired": <prior mtime ms, or null>},
-// "rollback <ms>" -> {"rolledBack": true}, "last" -> {"lastConsolidatedAt": <ms>}. The process
-// (whose PID is what acquire writes) stays alive until stdin closes, like a Claude Code session.
+// "rollback <ms>" -> {"rolledBack": true}, "last" -> {"lastConsolidatedAt": <ms>}, and where the
+// release has recordConsolidation${record ? ` (${record.name}, here)` : " (not here)"}, "record" -> {"recorded": true}. The first line
+// says {"ready": <PID>, "records": <whether "record" is there>}. The process (whose PID is what
+// acquire writes) stays alive until stdin closes, like a Claude Code session.
 import { createRequire } from "node:module";
 import readline from "node:readline";
 
@@ -216,12 +222,13 @@ ${utf8(processRunning)}
 ${init ? `${init.name}();` : ""}
 
 const say = (v) => process.stdout.write(JSON.stringify(v) + "\\n");
-say({ ready: process.pid });
+say({ ready: process.pid, records: ${record !== null} });
 for await (const line of readline.createInterface({ input: process.stdin })) {
   const [op, arg] = line.trim().split(/\\s+/);
   if (op === "acquire") say({ acquired: await ${tryAcquire.name}(${withFolder()}) });
   else if (op === "rollback") { await ${rollback.name}(${withFolder("Number(arg)")}); say({ rolledBack: true }); }
-  else if (op === "last") say({ lastConsolidatedAt: await ${readLast.name}(${withFolder()}) });
+  else if (op === "last") say({ lastConsolidatedAt: await ${readLast.name}(${withFolder()}) });${record ? `
+  else if (op === "record") { await ${record.name}(${withFolder()}); say({ recorded: true }); }` : ""}
   else if (op) throw new Error(\`unknown command: \${line}\`);
 }
 `);
