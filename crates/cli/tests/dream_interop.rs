@@ -72,7 +72,7 @@ struct ClaudeCode {
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     /// The release still has recordConsolidation (the manual `/dream`'s stamp, 2.1.100 to
-    /// 2.1.122), which [`ClaudeCode::record`] runs.
+    /// 2.1.145), which [`ClaudeCode::record`] runs.
     records: bool,
 }
 
@@ -292,7 +292,7 @@ fn every_releases_lock_code_blocks_mneme_and_rolls_back() {
         assert!(same_ms(cc.last_consolidated_at(), dreamt), "{v}: Claude Code reads Mneme's dream as the last one");
         assert!(same_ms(cc.acquire().expect("Mneme's finished dream left a dead PID"), dreamt), "{v}");
 
-        // 2.1.100 to 2.1.122: the manual /dream stamps the lock with its session's PID at once,
+        // 2.1.100 to 2.1.145: the manual /dream stamps the lock with its session's PID at once,
         // with no holder check and no rollback. Mneme finds it held while that session lives,
         // and counts the 24 hours from the stamp, as Claude Code's own auto dream does.
         if cc.records {

@@ -25,7 +25,7 @@
 //     a server flag turns on): imports of fs/promises and path, the declaration, then functions,
 //     inside a larger chunk (2.1.257 to 2.1.278) or as a chunk of its own (2.1.332, 2.1.337).
 // recordConsolidation (used only by the manual /dream command) is in the first two from
-// 2.1.100 to 2.1.122 and dropped by the bundler later; nothing here calls it.
+// 2.1.100 to 2.1.145 and gone from 2.1.146; the driver offers it as "record".
 import fs from "node:fs";
 
 if (!process.argv[2]) throw new Error("usage: node consolidation_lock_gen.mjs /path/to/claude");
@@ -148,7 +148,7 @@ const tryAcquire = around(/lock held by live PID \$\{[\w$.]+\} \(mtime /, "tryAc
 const readLast = around(/\.mtimeMs\}catch\{return 0\}/, "readLastConsolidatedAt");
 // rollbackConsolidationLock: with no prior mtime, the file is removed.
 const rollback = around(/if\([\w$]+===0\)\{await [\w$.]+\([\w$]+\);return\}/, "rollbackConsolidationLock");
-// recordConsolidation, where the module still holds it (2.1.100 to 2.1.122): the manual
+// recordConsolidation, where the module still holds it (2.1.100 to 2.1.145): the manual
 // /dream's stamp, which writes this process's PID with no holder check.
 const record = /recordConsolidation write failed/.test(code) ? around(/recordConsolidation write failed/, "recordConsolidation") : null;
 const want = takesFolder ? [[tryAcquire, 2], [readLast, 2], [rollback, 3]] : [[tryAcquire, 0], [readLast, 0], [rollback, 1]];
@@ -160,7 +160,7 @@ for (const [f, n] of want) {
 // The names the module uses but does not hold, which the lock functions call.
 const [, isRunning] = inModule(/if\([\w$]+!==void 0&&([\w$]+)\([\w$]+\)\)return /, "the isProcessRunning call");
 const [, debug] = inModule(/return ([\w$]+)\(`\[autoDream\] lock held by live PID/, "the debug logger");
-// The error formatter, where the rollback's message uses one (not up to 2.1.122: `.message`).
+// The error formatter, where the rollback's message uses one (not in 2.1.100 to 2.1.122: `.message`).
 const errorText = code.match(/rollback failed: \$\{([\w$]+)\(/)?.[1];
 // The storage-backend flag, where the functions take a backend (on only by a server flag).
 const backendFlag = code.match(/let [\w$]+=([\w$]+)\(\)&&[\w$]+!==void 0\?/)?.[1];
