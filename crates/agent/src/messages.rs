@@ -220,6 +220,23 @@ pub fn network_path(path: &str) -> String {
     format!("Reading {path} is refused: it is a network (UNC) path, and this agent reads only local files. Use a local path.")
 }
 
+/// The memory policy's refusal of a read under an automount map (`/net/<host>`,
+/// `/Network/Servers/<host>`, `/net`), where looking could mount a remote host's share.
+pub fn automount_path(path: &str) -> String {
+    format!(
+        "Reading {path} is refused: it is under the /net automount map, where even a look can mount a remote host's share over the network, and this agent reads only local files. Use a local path."
+    )
+}
+
+/// The refusal of a read (or a shell command naming `path`) outside the working directories
+/// and the memory folder while `permissions.blockReadsOutsideWorkingDirectories` is on, naming
+/// the settings file that turned it on.
+pub fn read_outside_blocked(path: &str, source: &str, file: &str) -> String {
+    format!(
+        "Reading {path} is refused: it is outside the working directories and the memory folder, and permissions.blockReadsOutsideWorkingDirectories is on in the {source} settings ({file}). Read files inside the project or the memory folder only."
+    )
+}
+
 /// A tool input that does not fit the tool's schema (after the `InputValidationError: `
 /// prefix, which is part of the result format): one problem per line, in Claude Code's order
 /// (missing, unexpected, wrong type).

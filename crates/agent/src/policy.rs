@@ -10,6 +10,16 @@
 //!
 //! From 2.1.292 the user's `deny` and `ask` permission rules are consulted first under the
 //! memory policy (`crate::rules`): a call one of them covers is refused whatever the guard says.
+//!
+//! Two read gates sit in front of `Read`, `Grep` and `Glob` (`docs/claude-code-versions.md`,
+//! rows 96 and 97): a path under the `/net` automount map is refused (from 2.1.191
+//! `/net/<host>…`, from 2.1.251 `/Network/Servers/<host>…`, from 2.1.257 `/net` itself), since
+//! merely looking there can mount a remote share; and from 2.1.257, while a settings file turns
+//! `permissions.blockReadsOutsideWorkingDirectories` on, a path outside the working directories
+//! is refused unless it lies in the memory folder (from 2.1.292 the same holds for the files a
+//! shell command names). Each path is judged as given (made absolute and normalized) and as its
+//! links resolve. The UNC refusal (`//server/share`) applies on Windows only: elsewhere the
+//! path is normalized to `/server/share` first, a local path, as in Claude Code.
 
 use crate::bash::{is_memory_rm_command, is_read_only_command};
 use crate::rules::PermissionRules;
@@ -106,6 +116,9 @@ pub(crate) struct Gate {
     release: Profile,
     /// The user's deny and ask rules, consulted first under the memory policy from 2.1.292.
     rules: PermissionRules,
+    /// The working folder: relative paths start here, and it is the working directory the read
+    /// block lets the agents read.
+    cwd: std::path::PathBuf,
 }
 
 impl Gate {
@@ -116,7 +129,13 @@ impl Gate {
             Policy::AutoMem { memory_dir } => auto_mem_prefix(memory_dir),
             Policy::SessionMemory { path } => path.to_string_lossy().into_owned(),
         };
-        Gate { policy: policy.clone(), prefix, release: *release, rules: PermissionRules::default() }
+        Gate { policy: policy.clone(), prefix, release: *release, rules: PermissionRules::default(), cwd: std::path::PathBuf::new() }
+    }
+
+    /// The gate for a run working in `cwd` (`AgentTask::cwd`).
+    pub fn with_cwd(mut self, cwd: &Path) -> Gate {
+        self.cwd = cwd.to_path_buf();
+        self
     }
 
     /// The gate with the user's permission rules (`AgentTask::permission_rules`).
@@ -195,14 +214,15 @@ impl Gate {
                 return Decision::Deny(crate::messages::permission_rule_refused(tool, rule.behavior.as_str(), &rule.text, rule.source.label()));
             }
         }
-        match tool {
-            "Read" | "Grep" | "Glob" => {
-                let key = if tool == "Read" { "file_path" } else { "path" };
-                match input.get(key).and_then(Value::as_str) {
-                    Some(p) if p.starts_with("//") || p.starts_with("\\\\") => Decision::Deny(crate::messages::network_path(p)),
-                    _ => Decision::Allow,
-                }
+        // From 2.1.292 the read block also holds the files a shell command names (the session's
+        // rule check asks about such a command, and the agents cannot ask).
+        if tool == "Bash" && self.release.memory_agents_obey_read_block && self.release.memory_agents_obey_permission_rules {
+            if let Some(refusal) = self.bash_read_block(input) {
+                return refusal;
             }
+        }
+        match tool {
+            "Read" | "Grep" | "Glob" => self.decide_read(tool, input),
             "Bash" => {
                 let command = input.get("command").and_then(Value::as_str).unwrap_or_default();
                 if is_read_only_command(command, self.release.bash_read_only) || is_memory_rm_command(command, &self.prefix, &self.release) {
@@ -218,6 +238,139 @@ impl Gate {
             _ => Decision::Deny(auto_mem_denial(&self.prefix)),
         }
     }
+}
+
+impl Gate {
+    /// The read gates in front of Read, Grep and Glob: a UNC path (Windows only), an automount
+    /// path, then the read block; allowed otherwise.
+    fn decide_read(&self, tool: &str, input: &Value) -> Decision {
+        let key = if tool == "Read" { "file_path" } else { "path" };
+        let given = input.get(key).and_then(Value::as_str);
+        // UNC paths are refused in the same check as the automount paths (from 2.1.191), and only
+        // where they stay UNC paths: on Windows.
+        if let Some(p) = given.filter(|p| cfg!(windows) && self.release.memory_agents_refuse_net_hosts && (p.starts_with("//") || p.starts_with("\\\\"))) {
+            return Decision::Deny(crate::messages::network_path(p));
+        }
+        let path = match given {
+            Some(p) => absolute(&self.cwd, p),
+            None => self.cwd.clone(),
+        };
+        let shown = given.map_or_else(|| path.to_string_lossy().into_owned(), str::to_string);
+        let spellings = spellings(&path);
+        let automount = |p: &str| is_automount(p, &self.release);
+        if spellings.iter().any(|s| automount(&s.to_string_lossy())) {
+            return Decision::Deny(crate::messages::automount_path(&shown));
+        }
+        // Glob's pattern is judged too, as written, when it is absolute.
+        if tool == "Glob" {
+            if let Some(pattern) = input.get("pattern").and_then(Value::as_str).filter(|p| automount(p)) {
+                return Decision::Deny(crate::messages::automount_path(pattern));
+            }
+        }
+        if self.release.memory_agents_obey_read_block {
+            if let Some(refusal) = self.read_block_refusal(&spellings, &shown) {
+                return refusal;
+            }
+        }
+        Decision::Allow
+    }
+
+    /// The read block's refusal of a path whose spellings are `spellings`, shown as `shown`.
+    fn read_block_refusal(&self, spellings: &[std::path::PathBuf], shown: &str) -> Option<Decision> {
+        let (source, file) = self.rules.read_block()?;
+        let memory = match &self.policy {
+            Policy::AutoMem { memory_dir } => spellings_of_dir(&absolute(&self.cwd, &memory_dir.to_string_lossy())),
+            Policy::SessionMemory { .. } => Vec::new(),
+        };
+        let cwd = spellings_of_dir(&self.cwd);
+        spellings.iter().any(|s| self.rules.read_blocked(s, &cwd, &memory)).then(|| {
+            Decision::Deny(crate::messages::read_outside_blocked(shown, source.label(), &file.to_string_lossy()))
+        })
+    }
+
+    /// The read block's refusal of a shell command naming a file outside the working
+    /// directories and the memory folder.
+    fn bash_read_block(&self, input: &Value) -> Option<Decision> {
+        let command = input.get("command").and_then(Value::as_str)?;
+        self.rules.read_block()?;
+        self.rules
+            .command_files(command, &self.cwd)
+            .into_iter()
+            .find_map(|file| self.read_block_refusal(&spellings(&file), &file.to_string_lossy()))
+    }
+}
+
+/// `path` made absolute against `cwd` and normalized, as Claude Code's `expandPath` does.
+fn absolute(cwd: &Path, path: &str) -> std::path::PathBuf {
+    if path.starts_with('/') {
+        std::path::PathBuf::from(node_normalize(path))
+    } else {
+        std::path::PathBuf::from(node_normalize(&format!("{}/{path}", cwd.to_string_lossy())))
+    }
+}
+
+/// The spellings a read of `path` is judged by: the path as given, and where its links lead
+/// (the deepest part of it that exists, resolved, with the rest appended), when that differs.
+fn spellings(path: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![path.to_path_buf()];
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        let (Some(parent), Some(name)) = (existing.parent(), existing.file_name()) else { return out };
+        rest.push(name);
+        existing = parent;
+    }
+    // A link whose target is missing (a link to `/net/host/share`, nothing mounted yet) does
+    // not canonicalize: its target is read instead, made absolute against the link's folder.
+    let resolved = std::fs::canonicalize(existing).ok().or_else(|| {
+        let target = std::fs::read_link(existing).ok()?;
+        let base = existing.parent().unwrap_or(Path::new("/"));
+        Some(std::path::PathBuf::from(node_normalize(&base.join(target).to_string_lossy())))
+    });
+    if let Some(mut real) = resolved {
+        for name in rest.iter().rev() {
+            real.push(name);
+        }
+        if real != path {
+            out.push(real);
+        }
+    }
+    out
+}
+
+/// A folder's spellings: as given and link-resolved.
+fn spellings_of_dir(dir: &Path) -> Vec<std::path::PathBuf> {
+    spellings(dir)
+}
+
+/// Whether `path` is under an automount map the release refuses: walked as Claude Code walks
+/// it (empty and `.` segments skipped, `..` dropping the last one; each name folded: zero-width
+/// and bidi controls removed, lower case), refused when at some step the names so far are `net`
+/// and a host, or `network`, `servers` and a host, or, once the walk ends, `net` alone.
+pub(crate) fn is_automount(path: &str, release: &Profile) -> bool {
+    if !path.starts_with('/') {
+        return false;
+    }
+    let fold = |s: &str| -> String {
+        s.chars().filter(|c| !matches!(*c as u32, 0x200c..=0x200f | 0x202a..=0x202e | 0x206a..=0x206f | 0xfeff)).collect::<String>().to_lowercase()
+    };
+    let mut names: Vec<String> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => continue,
+            ".." => {
+                names.pop();
+                continue;
+            }
+            _ => names.push(fold(seg)),
+        }
+        let hit = (release.memory_agents_refuse_net_hosts && names.len() == 2 && names[0] == "net")
+            || (release.memory_agents_refuse_network_servers && names.len() == 3 && names[0] == "network" && names[1] == "servers");
+        if hit {
+            return true;
+        }
+    }
+    release.memory_agents_refuse_net_root && names.len() == 1 && names[0] == "net"
 }
 
 #[cfg(test)]
@@ -278,10 +431,14 @@ mod tests {
             g.decide("Bash", &json!({"command": "touch x"})),
             Decision::Deny(bash_denial(&format!("{MEM}/")))
         );
-        assert_eq!(
-            g.decide("Read", &json!({"file_path": "//server/share/x"})),
-            Decision::Deny(crate::messages::network_path("//server/share/x"))
-        );
+        // A UNC spelling is refused on Windows only: elsewhere Claude Code normalizes it to a
+        // local path first (every release run answers "File does not exist" for it).
+        let unc = g.decide("Read", &json!({"file_path": "//server/share/x"}));
+        if cfg!(windows) {
+            assert_eq!(unc, Decision::Deny(crate::messages::network_path("//server/share/x")));
+        } else {
+            assert_eq!(unc, Decision::Allow);
+        }
     }
 
     /// From 2.1.337 `.claude-science` is a protected folder name like `.git`, folded the same
@@ -419,5 +576,109 @@ mod tests {
         assert_eq!(g.decide("Write", &json!({"file_path": path})), deny);
         assert_eq!(g.decide("Read", &json!({"file_path": path})), deny);
         assert_eq!(g.decide("Edit", &json!({"file_path": "/h/other.md"})), deny);
+    }
+
+    fn release(v: &str) -> Profile {
+        mneme_core::versions::behaviours(v.parse().unwrap())
+    }
+
+    /// Row 96: the automount maps, walked and folded as Claude Code does, release by release.
+    #[test]
+    fn automount_paths_by_release() {
+        let [before, hosts, servers, root] = ["2.1.190", "2.1.191", "2.1.251", "2.1.257"].map(release);
+        for p in ["/net/host", "/net/host/share/a.md", "/NET/Host/a.md", "/net\u{200c}/host", "/n\u{feff}et/h", "//net/host", "/./net/h", "/x/../net/h"] {
+            assert!(!is_automount(p, &before) && is_automount(p, &hosts) && is_automount(p, &root), "{p}");
+        }
+        for p in ["/Network/Servers/host/a.md", "/network/SERVERS/h"] {
+            assert!(!is_automount(p, &hosts) && is_automount(p, &servers), "{p}");
+        }
+        for p in ["/net", "/net/", "/Net/."] {
+            assert!(!is_automount(p, &servers) && is_automount(p, &root), "{p}");
+        }
+        // A host named and then left (`/net/h/..`) was under the map at one step.
+        assert!(is_automount("/net/h/../..", &hosts));
+        // Only the zero-width and bidi characters Claude Code folds away (U+200C–U+200F,
+        // U+202A–U+202E, U+206A–U+206F, U+FEFF); a zero-width space (U+200B) stays.
+        for p in ["/net\u{200b}/host", "/net/../repo/a.md", "/network/a", "/Network/Servers", "/home/net/h", "net/host", "/netx/h"] {
+            assert!(!is_automount(p, &root), "{p}");
+        }
+    }
+
+    /// Grep's and Glob's path, Glob's absolute pattern, a relative path against the working
+    /// folder, and a link leading under `/net` are all judged.
+    #[test]
+    #[cfg(unix)]
+    fn automount_reads_by_every_tool_and_through_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = std::fs::canonicalize(dir.path()).unwrap();
+        let policy = Policy::AutoMem { memory_dir: PathBuf::from(MEM) };
+        let g = Gate::new(&policy, &release("2.1.337")).with_cwd(&cwd);
+        let old = Gate::new(&policy, &release("2.1.190")).with_cwd(&cwd);
+        std::os::unix::fs::symlink("/net/host/share", cwd.join("share")).unwrap();
+        let refused = |p: &str| Decision::Deny(crate::messages::automount_path(p));
+        let calls = [
+            ("Grep", json!({"pattern": "x", "path": "/net/host"}), "/net/host"),
+            ("Glob", json!({"pattern": "*.md", "path": "/net/host"}), "/net/host"),
+            ("Glob", json!({"pattern": "/net/host/*.md"}), "/net/host/*.md"),
+            ("Read", json!({"file_path": "share/notes.md"}), "share/notes.md"),
+            ("Read", json!({"file_path": "../../../../../../../../net/h/a.md"}), "../../../../../../../../net/h/a.md"),
+        ];
+        for (tool, input, shown) in calls {
+            assert_eq!(g.decide(tool, &input), refused(shown), "{tool} {input}");
+            assert_eq!(old.decide(tool, &input), Decision::Allow, "2.1.190 {tool} {input}");
+        }
+        assert_eq!(g.decide("Glob", &json!({"pattern": "net/*/x"})), Decision::Allow);
+    }
+
+    /// Row 97: the read block, from the settings through the gate.
+    #[test]
+    #[cfg(unix)]
+    fn the_read_block_lets_the_agents_read_the_project_and_their_memory_only() {
+        use mneme_store::settings::{SettingSource, Settings, SettingsFile};
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (home, cwd, mem, extra) = (root.join("home"), root.join("repo"), root.join("home/.claude/projects/-repo/memory"), root.join("extra"));
+        for d in [&cwd, &mem, &extra, &home.join("secret")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let rules_of = |permissions: Value, source: SettingSource| {
+            let file = SettingsFile::from_value(source, cwd.join(".claude/settings.json"), json!({ "permissions": permissions }));
+            PermissionRules::from_settings(&Settings::from_files(vec![file]), &home, &home.join(".claude"), &cwd)
+        };
+        let blocking = rules_of(json!({"blockReadsOutsideWorkingDirectories": true, "additionalDirectories": [extra]}), SettingSource::Project);
+        let policy = Policy::AutoMem { memory_dir: mem.clone() };
+        let gate = |v: &str, rules: &PermissionRules| Gate::new(&policy, &release(v)).with_rules(rules).with_cwd(&cwd);
+        let secret = home.join("secret/key.txt").to_string_lossy().into_owned();
+        let file = cwd.join(".claude/settings.json").to_string_lossy().into_owned();
+        let refused = |p: &str| Decision::Deny(crate::messages::read_outside_blocked(p, "project", &file));
+        let read = |p: &str| json!({"file_path": p});
+        let (new, old) = (gate("2.1.257", &blocking), gate("2.1.252", &blocking));
+        assert_eq!(new.decide("Read", &read(&secret)), refused(&secret));
+        assert_eq!(old.decide("Read", &read(&secret)), Decision::Allow);
+        assert_eq!(new.decide("Grep", &json!({"pattern": "x", "path": "../home"})), refused("../home"));
+        for inside in [mem.join("a.md"), cwd.join("src/a.rs"), extra.join("b.md")] {
+            assert_eq!(new.decide("Read", &read(&inside.to_string_lossy())), Decision::Allow, "{inside:?}");
+        }
+        assert_eq!(new.decide("Glob", &json!({"pattern": "*.md"})), Decision::Allow);
+        // `false`, or no such setting, blocks nothing.
+        let off = rules_of(json!({"blockReadsOutsideWorkingDirectories": false}), SettingSource::User);
+        assert_eq!(gate("2.1.337", &off).decide("Read", &read(&secret)), Decision::Allow);
+        // A link inside the project leading out of it is judged where it leads.
+        std::os::unix::fs::symlink(home.join("secret"), cwd.join("s")).unwrap();
+        assert_eq!(new.decide("Read", &read("s/key.txt")), refused("s/key.txt"));
+        // Shell commands from 2.1.292: a file named outside is refused; the memory folder,
+        // relative words and `~` are judged like Read's paths.
+        let cat = json!({"command": format!("cat {secret}")});
+        assert_eq!(gate("2.1.291", &blocking).decide("Bash", &cat), Decision::Allow);
+        assert_eq!(gate("2.1.292", &blocking).decide("Bash", &cat), refused(&secret));
+        let tilde = json!({"command": "cat ~/secret/key.txt"});
+        assert_eq!(gate("2.1.337", &blocking).decide("Bash", &tilde), refused(&secret));
+        for ok in [format!("ls {}", mem.display()), "grep -r tabs .".to_string(), "wc -l src/a.rs".to_string()] {
+            assert_eq!(gate("2.1.337", &blocking).decide("Bash", &json!({"command": ok})), Decision::Allow, "{ok}");
+        }
+        // A memory folder the repository's settings chose is not exempt.
+        let repo_chosen = blocking.clone().with_memory_dir_from_repo(true);
+        let m = mem.join("a.md").to_string_lossy().into_owned();
+        assert_eq!(gate("2.1.337", &repo_chosen).decide("Read", &read(&m)), refused(&m));
     }
 }

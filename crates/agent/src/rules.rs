@@ -31,10 +31,15 @@
 //!   legacy prefix (`git log:*`), or as a wildcard (`*` any text, `\*` a star; a trailing ` *`
 //!   also matches the bare command).
 //!
-//! Not reproduced: the realpath variants Claude Code also tries, its safety checks inside the
-//! tools' own permission functions (sensitive paths, reads outside the working folders with
-//! `blockReadsOutsideWorkingDirectories`), sandbox auto-allow, MCP and hook decisions (Mneme's
-//! agents have neither), and rules on input fields (`Tool(field:value)`).
+//! The settings also say whether `permissions.blockReadsOutsideWorkingDirectories` is on (in
+//! any source) and which `permissions.additionalDirectories` count as working directories;
+//! the agents' guard applies that block from 2.1.257 ([`PermissionRules::read_blocked`],
+//! `crate::policy`, row 97).
+//!
+//! Not reproduced: the realpath variants Claude Code also tries for rules, its other safety
+//! checks inside the tools' own permission functions (sensitive paths), sandbox auto-allow, MCP
+//! and hook decisions (Mneme's agents have neither), and rules on input fields
+//! (`Tool(field:value)`).
 
 use mneme_store::settings::{SettingSource, Settings};
 use serde_json::Value;
@@ -89,6 +94,14 @@ pub struct PermissionRules {
     /// The session's working folder: relative patterns start here, and Grep or Glob without a
     /// path search here.
     cwd: PathBuf,
+    /// The settings file whose `permissions.blockReadsOutsideWorkingDirectories` is `true`
+    /// (the first one; `true` in any source wins, whatever the others say).
+    read_block: Option<(SettingSource, PathBuf)>,
+    /// `permissions.additionalDirectories`: working directories beside the working folder.
+    additional_dirs: Vec<PathBuf>,
+    /// The memory folder was chosen by the repository's own settings (`autoMemoryDirectory` in
+    /// `.claude/settings.json`): then reading it is not exempt from the read block.
+    memory_dir_from_repo: bool,
 }
 
 /// `Tool` or `Tool(content)` as Claude Code reads a rule: the first `(` and a `)` that ends the
@@ -129,7 +142,17 @@ impl PermissionRules {
             .unwrap_or(false);
         let mut rules = Vec::new();
         let mut seen: Vec<PathBuf> = Vec::new();
+        let mut read_block = None;
+        let mut additional_dirs = Vec::new();
         for file in settings.files().iter().filter(|f| f.enabled) {
+            let permissions = file.applied_object().and_then(|o| o.get("permissions")).and_then(Value::as_object);
+            // The read block counts from every source, managed-only rules or not (Claude Code
+            // takes it before it looks at `allowManagedPermissionRulesOnly`).
+            if read_block.is_none()
+                && permissions.and_then(|p| p.get("blockReadsOutsideWorkingDirectories")).and_then(Value::as_bool) == Some(true)
+            {
+                read_block = Some((file.source, file.path.clone()));
+            }
             if managed_only && file.source != SettingSource::Policy {
                 continue;
             }
@@ -140,9 +163,17 @@ impl PermissionRules {
                 }
                 seen.push(file.path.clone());
             }
-            let Some(permissions) = file.applied_object().and_then(|o| o.get("permissions")).and_then(Value::as_object) else {
+            let Some(permissions) = permissions else {
                 continue;
             };
+            for dir in permissions.get("additionalDirectories").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str) {
+                let dir = match dir.strip_prefix('~') {
+                    Some("") => home.to_path_buf(),
+                    Some(rest) if rest.starts_with('/') => home.join(&rest[1..]),
+                    _ => cwd.join(dir),
+                };
+                additional_dirs.push(mneme_store::git::normalize(&dir));
+            }
             let root = match file.source {
                 SettingSource::User => config_home.to_path_buf(),
                 SettingSource::Flag => file.path.parent().map_or_else(|| cwd.to_path_buf(), Path::to_path_buf),
@@ -156,12 +187,63 @@ impl PermissionRules {
                 }
             }
         }
-        PermissionRules { rules, home: home.to_path_buf(), cwd: cwd.to_path_buf() }
+        PermissionRules {
+            rules,
+            home: home.to_path_buf(),
+            cwd: cwd.to_path_buf(),
+            read_block,
+            additional_dirs,
+            memory_dir_from_repo: false,
+        }
     }
 
     /// The rules one session applies: its settings, home, config home and working folder.
     pub fn for_session(session: &mneme_store::session::SessionMemory, cwd: &Path) -> PermissionRules {
-        PermissionRules::from_settings(&session.settings, &session.env.home, &session.env.config_home(), cwd)
+        let mut rules = PermissionRules::from_settings(&session.settings, &session.env.home, &session.env.config_home(), cwd);
+        rules.memory_dir_from_repo =
+            session.dir.source == mneme_store::paths::AutoMemSource::Setting(SettingSource::Project);
+        rules
+    }
+
+    /// With the memory folder chosen by the repository's settings or not (what
+    /// [`PermissionRules::for_session`] finds out from the session).
+    pub fn with_memory_dir_from_repo(mut self, from_repo: bool) -> PermissionRules {
+        self.memory_dir_from_repo = from_repo;
+        self
+    }
+
+    /// The source and file of `permissions.blockReadsOutsideWorkingDirectories`, when a settings
+    /// file the session applies turns it on.
+    pub fn read_block(&self) -> Option<(SettingSource, &Path)> {
+        self.read_block.as_ref().map(|(s, p)| (*s, p.as_path()))
+    }
+
+    /// Under the read block, whether reading `path` (absolute, normalized) is refused: it lies
+    /// outside the working folder (`cwd`: its spellings, the link-resolved one too) and every
+    /// additional directory, and outside the memory folder (`memory_dir`, its spellings), which
+    /// the agents may read unless the repository's settings chose it. `false` when the block is
+    /// off.
+    pub fn read_blocked(&self, path: &Path, cwd: &[PathBuf], memory_dir: &[PathBuf]) -> bool {
+        if self.read_block.is_none() {
+            return false;
+        }
+        let inside = |dir: &PathBuf| !dir.as_os_str().is_empty() && path.starts_with(dir);
+        let exempt = if self.memory_dir_from_repo { &[][..] } else { memory_dir };
+        !(cwd.iter().any(inside) || self.additional_dirs.iter().any(inside) || exempt.iter().any(inside))
+    }
+
+    /// The files a shell command names (its words after each command name that are not flags),
+    /// made absolute against the working folder `cwd` (`~` as the home folder, as the shell
+    /// expands it).
+    pub(crate) fn command_files(&self, command: &str, cwd: &Path) -> Vec<PathBuf> {
+        bash_operands(command)
+            .iter()
+            .map(|w| match w.strip_prefix('~') {
+                Some("") => self.home.clone(),
+                Some(rest) if rest.starts_with('/') => mneme_store::git::normalize(&self.home.join(&rest[1..])),
+                _ => absolute(cwd, w),
+            })
+            .collect()
     }
 
     /// No rule at all.

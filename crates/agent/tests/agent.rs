@@ -614,3 +614,101 @@ async fn the_users_permission_rules_meet_the_calls_as_in_each_release() {
         }
     }
 }
+
+/// The two read gates in front of the memory agents' Read, Grep and Glob, as each release has
+/// them (the `net_paths` and `read_block` cases `scripts/memory-agent-rules.sh` runs on real
+/// releases, which answered exactly these kinds; rows 96 and 97 of
+/// `docs/claude-code-versions.md`): automount paths refused from 2.1.191 (`/net/<host>`),
+/// 2.1.251 (`/Network/Servers/<host>`) and 2.1.257 (`/net`); with
+/// `permissions.blockReadsOutsideWorkingDirectories` on, from 2.1.257 a Read outside the
+/// working folder and the memory folder is refused, and from 2.1.292 a shell command naming
+/// such a file. Kinds: `ok`, `input` (a `<tool_use_error>`), `missing` (a failed call on a
+/// path that does not exist), `refused` (the permission check's error).
+#[tokio::test]
+async fn the_read_gates_meet_the_calls_as_in_each_release() {
+    use mneme_agent::PermissionRules;
+    use mneme_store::settings::{SettingSource, Settings, SettingsFile};
+
+    async fn kinds(f: &Fixture, release: &str, permissions: Value, calls: &[(&str, Value)]) -> Vec<&'static str> {
+        let home = f.root.join("home");
+        let settings = Settings::from_files(vec![SettingsFile::from_value(
+            SettingSource::User,
+            home.join(".claude/settings.json"),
+            json!({ "permissions": permissions }),
+        )]);
+        let stub = StubModel::start().await;
+        let mut turn = Turn::tool_use(calls[0].0, calls[0].1.clone());
+        for (name, input) in &calls[1..] {
+            turn = turn.and_tool_use(*name, input.clone());
+        }
+        stub.push(turn);
+        stub.push(Turn::text("done"));
+        let task = AgentTask {
+            release: mneme_core::versions::behaviours(release.parse().unwrap()),
+            permission_rules: PermissionRules::from_settings(&settings, &home, &home.join(".claude"), &f.cwd),
+            ..f.task("go", None)
+        };
+        let outcome = run_agent(&provider(&stub), &task, Mode::Stage, &Cancel::new()).await.unwrap();
+        let denied: Vec<&str> = outcome.denials.iter().map(|d| d.message.as_str()).collect();
+        tool_results(&stub.model_requests()[1])
+            .iter()
+            .map(|(text, is_error)| match (is_error, text.starts_with("<tool_use_error>")) {
+                (false, _) => "ok",
+                (true, true) => "input",
+                (true, false) if denied.contains(&text.as_str()) => "refused",
+                (true, false) => {
+                    let cwd = f.cwd.to_string_lossy();
+                    assert_eq!(text, &mneme_agent::messages::no_such_file(&cwd, None), "{release}");
+                    "missing"
+                }
+            })
+            .collect()
+    }
+
+    let f = Fixture::new();
+    let secret = f.root.join("home/secret/key.txt");
+    std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+    std::fs::write(&secret, "top secret\n").unwrap();
+    std::fs::write(f.cwd.join("notes.md"), "notes\n").unwrap();
+    let secret = secret.to_string_lossy().into_owned();
+    let notes = f.cwd.join("notes.md").to_string_lossy().into_owned();
+    let read = |p: &str| ("Read", json!({"file_path": p}));
+    let tabs = || ("Write", json!({"file_path": f.m("feedback_tabs.md"), "content": "---\nname: tabs\ndescription: prefers tabs\ntype: feedback\n---\nTabs.\n"}));
+
+    let releases = ["2.1.160", "2.1.190", "2.1.191", "2.1.250", "2.1.251", "2.1.252", "2.1.257", "2.1.291", "2.1.292", "2.1.337"];
+    for release in releases {
+        let v = mneme_core::versions::behaviours(release.parse().unwrap());
+        let when = |on: bool, yes: &'static str, no: &'static str| if on { yes } else { no };
+        let net_hosts = when(v.memory_agents_refuse_net_hosts, "refused", "missing");
+        let net_paths = vec![
+            read("/net/host/notes.md"),
+            read("/net"),
+            read("//server/share/notes.md"),
+            read("/Network/Servers/host/notes.md"),
+            read(&format!("/net/..{notes}")),
+            read(&notes),
+        ];
+        let expected = vec![
+            net_hosts,
+            when(v.memory_agents_refuse_net_root, "refused", "missing"),
+            "missing",
+            when(v.memory_agents_refuse_network_servers, "refused", "missing"),
+            "ok",
+            "ok",
+        ];
+        assert_eq!(kinds(&f, release, json!({}), &net_paths).await, expected, "{release} net_paths");
+
+        let block = when(v.memory_agents_obey_read_block, "refused", "ok");
+        let calls = vec![
+            read(&secret),
+            tabs(),
+            read(&f.m("feedback_tabs.md")),
+            read(&notes),
+            ("Bash", json!({"command": format!("cat {secret}")})),
+            ("Bash", json!({"command": format!("ls {}", f.mem.display())})),
+        ];
+        let expected = vec![block, "ok", "ok", "ok", when(v.memory_agents_obey_permission_rules, block, "ok"), "ok"];
+        let permissions = json!({"blockReadsOutsideWorkingDirectories": true});
+        assert_eq!(kinds(&f, release, permissions, &calls).await, expected, "{release} read_block");
+    }
+}

@@ -434,6 +434,17 @@ pub struct Profile {
     /// rule of any settings source that covers a call refuses it (an agent runs in the
     /// background, with no one to ask), before their own guard is consulted.
     pub memory_agents_obey_permission_rules: bool,
+    /// The memory agents' Read, Grep and Glob refuse a path under the `/net` automount map
+    /// (`/net/<host>…`: reading it could mount a remote host's share over the network).
+    pub memory_agents_refuse_net_hosts: bool,
+    /// ... and one under `/Network/Servers/<host>` too (the same map's other spelling).
+    pub memory_agents_refuse_network_servers: bool,
+    /// ... and `/net` itself.
+    pub memory_agents_refuse_net_root: bool,
+    /// The memory agents' Read, Grep and Glob answer to `permissions.blockReadsOutsideWorkingDirectories`:
+    /// a path outside the working directories and outside the memory folder is refused (with
+    /// [`Profile::memory_agents_obey_permission_rules`] a shell command naming one is too).
+    pub memory_agents_obey_read_block: bool,
     /// Edit and Write refuse, when they check their input, a file a Read deny rule covers (a
     /// whole-tool `Read` rule covers every file); before, only one an `Edit(path)` deny rule covers.
     pub writes_refuse_read_denied: bool,
@@ -734,6 +745,14 @@ pub enum Change {
     MemoryPathsRefuseColon,
     /// The memory agents' calls answer to the user's `deny` and `ask` permission rules.
     MemoryAgentsObeyPermissionRules,
+    /// The memory agents' reads refuse `/net/<host>` paths.
+    MemoryAgentsRefuseNetHosts,
+    /// ... and `/Network/Servers/<host>` paths.
+    MemoryAgentsRefuseNetworkServers,
+    /// ... and `/net` itself.
+    MemoryAgentsRefuseNetRoot,
+    /// The memory agents' reads answer to `blockReadsOutsideWorkingDirectories`.
+    MemoryAgentsObeyReadBlock,
     /// Edit and Write refuse files a Read deny rule covers.
     WritesRefuseReadDenied,
     /// The team-memory secret check also scans the text with invisible characters left out.
@@ -852,6 +871,10 @@ impl Change {
             Change::MemoryRmCheckedAsWrites => p.memory_rm_checked_as_writes = true,
             Change::MemoryPathsRefuseColon => p.memory_paths_refuse_colon = true,
             Change::MemoryAgentsObeyPermissionRules => p.memory_agents_obey_permission_rules = true,
+            Change::MemoryAgentsRefuseNetHosts => p.memory_agents_refuse_net_hosts = true,
+            Change::MemoryAgentsRefuseNetworkServers => p.memory_agents_refuse_network_servers = true,
+            Change::MemoryAgentsRefuseNetRoot => p.memory_agents_refuse_net_root = true,
+            Change::MemoryAgentsObeyReadBlock => p.memory_agents_obey_read_block = true,
             Change::WritesRefuseReadDenied => p.writes_refuse_read_denied = true,
             Change::SecretScanReadings => p.secret_scan_readings = true,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
@@ -938,6 +961,10 @@ pub const BASELINE: Profile = Profile {
     memory_rm_checked_as_writes: false,
     memory_paths_refuse_colon: false,
     memory_agents_obey_permission_rules: false,
+    memory_agents_refuse_net_hosts: false,
+    memory_agents_refuse_network_servers: false,
+    memory_agents_refuse_net_root: false,
+    memory_agents_obey_read_block: false,
     writes_refuse_read_denied: false,
     secret_scan_readings: false,
     read_empty_file_warns: false,
@@ -1015,6 +1042,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 166), Change::PolicyKeepsValidKeys),
     (ClaudeVersion::new(2, 1, 181), Change::YamlParser(YamlParser::Bun1_4)),
     (ClaudeVersion::new(2, 1, 181), Change::ReadLimitZeroIsNone),
+    (ClaudeVersion::new(2, 1, 191), Change::MemoryAgentsRefuseNetHosts),
     (ClaudeVersion::new(2, 1, 195), Change::RemoteReadBeforeSettings),
     (ClaudeVersion::new(2, 1, 196), Change::OversizedFilesLeftOut),
     (ClaudeVersion::new(2, 1, 196), Change::SecretScanner(SecretScanner::V2_1_196)),
@@ -1042,7 +1070,10 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 242), Change::LexesOnlyFilesWithAt),
     (ClaudeVersion::new(2, 1, 246), Change::RepoEnvIgnoresBareMode),
     (ClaudeVersion::new(2, 1, 251), Change::RepoEnvIgnoresLocations),
+    (ClaudeVersion::new(2, 1, 251), Change::MemoryAgentsRefuseNetworkServers),
     (ClaudeVersion::new(2, 1, 257), Change::HooksStrictOnlyWhereTheyGuard),
+    (ClaudeVersion::new(2, 1, 257), Change::MemoryAgentsRefuseNetRoot),
+    (ClaudeVersion::new(2, 1, 257), Change::MemoryAgentsObeyReadBlock),
     (ClaudeVersion::new(2, 1, 259), Change::PolicyUnparsableStopsStart),
     (ClaudeVersion::new(2, 1, 260), Change::SearchPathCheckedWhenRun),
     (ClaudeVersion::new(2, 1, 268), Change::InstructionsOwnReminder),
@@ -1284,7 +1315,14 @@ mod tests {
         assert_eq!(behaviours(v("2.1.156")).memory_dir_sources, MemoryDirSources::UserLevel);
         assert_eq!(behaviours(v("2.1.157")).memory_dir_sources, MemoryDirSources::Every);
         assert!(!behaviours(v("2.1.159")).cwd_as_spelled && behaviours(v("2.1.160")).cwd_as_spelled);
-        assert_eq!(behaviours(v("2.1.194")).since, v("2.1.181"));
+        assert_eq!(behaviours(v("2.1.190")).since, v("2.1.181"));
+        assert_eq!(behaviours(v("2.1.194")).since, v("2.1.191"));
+        // The memory agents' read gates (rows 96 and 97): automount paths from 2.1.191, 2.1.251
+        // and 2.1.257, the read block from 2.1.257.
+        assert!(!behaviours(v("2.1.190")).memory_agents_refuse_net_hosts && behaviours(v("2.1.191")).memory_agents_refuse_net_hosts);
+        assert!(!behaviours(v("2.1.250")).memory_agents_refuse_network_servers && behaviours(v("2.1.251")).memory_agents_refuse_network_servers);
+        assert!(!behaviours(v("2.1.252")).memory_agents_refuse_net_root && behaviours(v("2.1.257")).memory_agents_refuse_net_root);
+        assert!(!behaviours(v("2.1.252")).memory_agents_obey_read_block && behaviours(v("2.1.257")).memory_agents_obey_read_block);
         // Frontmatter: Bun 1.3's parser from the first binary, its retry keeping lists from
         // 2.1.146 and untabbing from 2.1.163, Bun 1.4's parser from 2.1.181.
         assert_eq!(behaviours(v("2.1.112")).frontmatter_reader, FrontmatterReader::ALL[0]);

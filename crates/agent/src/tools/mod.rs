@@ -167,6 +167,8 @@ pub(crate) fn bool_arg(input: &Map<String, Value>, key: &str) -> Option<bool> {
 
 impl Tools {
     pub fn new(cwd: PathBuf, gate: Gate, clock: Arc<dyn Clock>, work_dir: PathBuf) -> Tools {
+        // The gate resolves relative paths, and judges the read block, against the same folder.
+        let gate = gate.with_cwd(&cwd);
         Tools {
             cwd,
             gate,
