@@ -75,6 +75,22 @@ fn utf16_len(s: &str) -> usize {
     s.encode_utf16().count()
 }
 
+/// The first `units` UTF-16 code units of `s`, as JavaScript's `slice(0, units)` cuts them, with
+/// a high surrogate left alone at the end dropped (as Claude Code drops it): a character outside
+/// the BMP that the cut would split is left out whole.
+fn utf16_prefix(s: &str, units: usize) -> String {
+    let mut used = 0;
+    let mut out = String::new();
+    for c in s.chars() {
+        used += c.len_utf16();
+        if used > units {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn lf(s: &str) -> String {
     s.replace("\r\n", "\n")
 }
@@ -555,11 +571,11 @@ fn first_page(text: &str, tokens: usize, total: usize) -> (String, usize, String
         m = ((m as f64 * 0.7).floor() as usize).max(1);
         page = lines[..m].join("\n");
     }
-    if est(&page) > cap || page.trim().is_empty() {
+    // JavaScript's `trim` (U+FEFF is blank to it, not to Rust's).
+    if est(&page) > cap || mneme_core::text::js_trim(&page).is_empty() {
         let mut k = ((cap * per_token * 0.85).floor() as usize).max(1);
-        let chars: Vec<char> = text.chars().collect();
         for _ in 0..6 {
-            page = chars.iter().take(k).collect();
+            page = utf16_prefix(text, k);
             if est(&page) <= cap {
                 break;
             }
@@ -580,6 +596,24 @@ fn first_page(text: &str, tokens: usize, total: usize) -> (String, usize, String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A first page cut inside a line is cut by UTF-16 units, as JavaScript's `slice` cuts it
+    /// (read in the 2.1.197 and 2.1.337 bundles), and a character outside the BMP the cut would
+    /// split is left out: 85,000 units here, so `a` and 42,499 of the emoji (84,999 units).
+    #[test]
+    fn a_first_page_cut_inside_a_line_counts_utf16_units_and_splits_no_character() {
+        let text = format!("a{}", "\u{1f600}".repeat(60_000));
+        let tokens = (utf16_len(&text) as f64 / 4.0).round() as usize;
+        assert_eq!(tokens, 30_000);
+        let (page, lines, note) = first_page(&text, tokens, 1);
+        assert_eq!(page, format!("a{}", "\u{1f600}".repeat(42_499)));
+        assert_eq!(lines, 1);
+        assert_eq!(note, messages::first_page_chars(84_999, 120_001, 30_000, MAX_READ_TOKENS));
+        // A page of nothing but U+FEFF is blank to JavaScript's trim: cut by characters too.
+        let bom = format!("{}\n{}", "\u{feff}".repeat(10), "x".repeat(200_000));
+        let (page, _, _) = first_page(&bom, 50_003, 2);
+        assert_eq!(page, format!("{}\n{}", "\u{feff}".repeat(10), "x".repeat(84_988)));
+    }
 
     #[test]
     fn line_numbering_matches_claude_code() {
