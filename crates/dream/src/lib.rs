@@ -1036,7 +1036,7 @@ impl Dreams {
         }
         let mut made: Vec<&mneme_store::memdir::TrashEntry> =
             listed.iter().filter(|e| e.original_rel_path == rel && i64::try_from(e.deleted_at_ms).is_ok_and(|at| at >= record.created_at_ms)).collect();
-        made.sort_by(|a, b| b.deleted_at_ms.cmp(&a.deleted_at_ms));
+        made.sort_by_key(|e| std::cmp::Reverse(e.deleted_at_ms));
         made.into_iter().find(|e| holds(&e.id).is_some()).map(|e| (rel.clone(), e.id.clone()))
     }
 

@@ -656,7 +656,7 @@ impl Memdir {
         let (from, to) = (Scope::of(old_rel), Scope::of(new_rel));
         if to == Scope::Team {
             // Moving a file into team/ publishes its content just as writing it there would.
-            let (bytes, _) = read_bytes(&old_abs)?.ok_or_else(|| MemdirError::NotFound { path: old_rel.into() })?;
+            let (bytes, _) = read_bytes(old_abs)?.ok_or_else(|| MemdirError::NotFound { path: old_rel.into() })?;
             self.check_team_write(new_rel, &String::from_utf8_lossy(&bytes))?;
             if from != to {
                 // Its index lines move into team/MEMORY.md with it, published as well.
