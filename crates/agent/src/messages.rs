@@ -90,6 +90,17 @@ pub fn first_page_lines(shown: usize, total: usize, tokens: usize, max: usize) -
     )
 }
 
+/// The first-page note as it follows the results (from 2.1.205): naming the file, and, where
+/// Read takes `allow_large` (from 2.1.296), saying it would return the whole file.
+pub fn first_page_after(path: &str, note: &str, allow_large: bool) -> String {
+    let hint = if allow_large {
+        " If all of it is really needed, Read it again with allow_large: true, which returns as much as fits."
+    } else {
+        ""
+    };
+    format!("{path}: {note}{hint}")
+}
+
 /// The same note when the lines are too long to cut at a line (character counts in UTF-16
 /// units, as Claude Code counts them).
 pub fn first_page_chars(shown: usize, total: usize, tokens: usize, max: usize) -> String {

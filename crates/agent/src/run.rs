@@ -94,6 +94,7 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
             break Stop::Completed;
         }
         let mut results = Vec::with_capacity(calls.len());
+        let mut notes = Vec::new();
         let mut gathered = 0usize;
         let total_calls = calls.len();
         for (n, (id, name, input)) in calls.into_iter().enumerate() {
@@ -118,8 +119,13 @@ pub(crate) async fn run(provider: &dyn Provider, task: &AgentTask, cancel: &Canc
                 denials.push(Denial { tool: name.clone(), message, extra: Default::default() });
             }
             gathered += result.content.len();
+            notes.extend(result.note);
             results.push(Block::ToolResult { tool_use_id: id, content: result.content, is_error: result.is_error });
         }
+        // Notes Claude Code sends after the results (a Read's first-page note, from 2.1.205, in
+        // a system message of its own) follow them as text: a provider's conversation has no
+        // system message between turns, and text after the results is the nearest place.
+        results.extend(notes.into_iter().map(|text| Block::Text { text }));
         messages.push(Message { role: Role::User, content: results });
         if cancel.is_cancelled() {
             break Stop::Cancelled;

@@ -712,3 +712,40 @@ async fn the_read_gates_meet_the_calls_as_in_each_release() {
         assert_eq!(kinds(&f, release, permissions, &calls).await, expected, "{release} read_block");
     }
 }
+
+/// From 2.1.205 the note on a Read's first page follows the turn's results (Claude Code sends it
+/// as a message of its own after them), so the model gets it as text after the tool_result
+/// blocks; up to 2.1.204 it opens the result (row 98).
+#[tokio::test]
+async fn the_first_pages_note_follows_the_results_from_2_1_205() {
+    let f = Fixture::new();
+    let big = f.cwd.join("big.md");
+    std::fs::write(&big, "0123456789abcdef\n".repeat(7_000)).unwrap();
+    for (release, after) in [("2.1.204", false), ("2.1.205", true), ("2.1.337", true)] {
+        let stub = StubModel::start().await;
+        stub.push(Turn::tool_use("Read", json!({"file_path": big})).and_tool_use("Read", json!({"file_path": f.m("none.md")})));
+        stub.push(Turn::text("done"));
+        let task = AgentTask { release: mneme_core::versions::behaviours(release.parse().unwrap()), ..f.task("go", None) };
+        run_agent(&provider(&stub), &task, Mode::Stage, &Cancel::new()).await.unwrap();
+        let body = &stub.model_requests()[1].body;
+        let last = body["messages"].as_array().unwrap().last().unwrap();
+        let kinds: Vec<&str> = last["content"].as_array().unwrap().iter().map(|b| b["type"].as_str().unwrap()).collect();
+        let first = results_text(&last["content"][0]);
+        if after {
+            assert_eq!(kinds, ["tool_result", "tool_result", "text"], "{release}");
+            let note = last["content"][2]["text"].as_str().unwrap();
+            assert!(note.starts_with(&format!("{}: [", big.display())), "{release}: {note}");
+            assert!(first.starts_with("1\t0123456789abcdef\n"), "{release}");
+        } else {
+            assert_eq!(kinds, ["tool_result", "tool_result"], "{release}");
+            assert!(first.starts_with("<system-reminder>["), "{release}");
+        }
+    }
+
+    fn results_text(block: &Value) -> String {
+        match &block["content"] {
+            Value::String(s) => s.clone(),
+            other => other.as_array().unwrap().iter().map(|t| t["text"].as_str().unwrap()).collect(),
+        }
+    }
+}

@@ -445,6 +445,9 @@ pub struct Profile {
     /// a path outside the working directories and outside the memory folder is refused (with
     /// [`Profile::memory_agents_obey_permission_rules`] a shell command naming one is too).
     pub memory_agents_obey_read_block: bool,
+    /// The note on a Read's first page (a whole file over the token cap) comes after the
+    /// results, naming the file, instead of opening the result.
+    pub read_page_note_after_result: bool,
     /// Edit and Write refuse, when they check their input, a file a Read deny rule covers (a
     /// whole-tool `Read` rule covers every file); before, only one an `Edit(path)` deny rule covers.
     pub writes_refuse_read_denied: bool,
@@ -753,6 +756,8 @@ pub enum Change {
     MemoryAgentsRefuseNetRoot,
     /// The memory agents' reads answer to `blockReadsOutsideWorkingDirectories`.
     MemoryAgentsObeyReadBlock,
+    /// A Read's first-page note comes after the results.
+    ReadPageNoteAfterResult,
     /// Edit and Write refuse files a Read deny rule covers.
     WritesRefuseReadDenied,
     /// The team-memory secret check also scans the text with invisible characters left out.
@@ -875,6 +880,7 @@ impl Change {
             Change::MemoryAgentsRefuseNetworkServers => p.memory_agents_refuse_network_servers = true,
             Change::MemoryAgentsRefuseNetRoot => p.memory_agents_refuse_net_root = true,
             Change::MemoryAgentsObeyReadBlock => p.memory_agents_obey_read_block = true,
+            Change::ReadPageNoteAfterResult => p.read_page_note_after_result = true,
             Change::WritesRefuseReadDenied => p.writes_refuse_read_denied = true,
             Change::SecretScanReadings => p.secret_scan_readings = true,
             Change::MemoryStoresSkipIndex => p.memory_stores_skip_index = true,
@@ -965,6 +971,7 @@ pub const BASELINE: Profile = Profile {
     memory_agents_refuse_network_servers: false,
     memory_agents_refuse_net_root: false,
     memory_agents_obey_read_block: false,
+    read_page_note_after_result: false,
     writes_refuse_read_denied: false,
     secret_scan_readings: false,
     read_empty_file_warns: false,
@@ -1048,6 +1055,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 196), Change::SecretScanner(SecretScanner::V2_1_196)),
     (ClaudeVersion::new(2, 1, 197), Change::RecallSelector(RECALL_SELECTOR_2_1_197)),
     (ClaudeVersion::new(2, 1, 198), Change::MemoryStoresSkipIndex),
+    (ClaudeVersion::new(2, 1, 205), Change::ReadPageNoteAfterResult),
     (ClaudeVersion::new(2, 1, 208), Change::MemoryHeadByteCap),
     (ClaudeVersion::new(2, 1, 208), Change::ReadEmptyFileWarns),
     (ClaudeVersion::new(2, 1, 208), Change::SearchesReportRefusedInput),
@@ -1323,6 +1331,8 @@ mod tests {
         assert!(!behaviours(v("2.1.250")).memory_agents_refuse_network_servers && behaviours(v("2.1.251")).memory_agents_refuse_network_servers);
         assert!(!behaviours(v("2.1.252")).memory_agents_refuse_net_root && behaviours(v("2.1.257")).memory_agents_refuse_net_root);
         assert!(!behaviours(v("2.1.252")).memory_agents_obey_read_block && behaviours(v("2.1.257")).memory_agents_obey_read_block);
+        // A Read's first-page note after the results from 2.1.205 (row 98).
+        assert!(!behaviours(v("2.1.204")).read_page_note_after_result && behaviours(v("2.1.205")).read_page_note_after_result);
         // Frontmatter: Bun 1.3's parser from the first binary, its retry keeping lists from
         // 2.1.146 and untabbing from 2.1.163, Bun 1.4's parser from 2.1.181.
         assert_eq!(behaviours(v("2.1.112")).frontmatter_reader, FrontmatterReader::ALL[0]);

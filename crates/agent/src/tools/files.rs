@@ -411,12 +411,19 @@ impl Tools {
             }));
         }
         let mut out = String::new();
-        if let Some(note) = truncation {
-            out.push_str(&format!("<system-reminder>{note}</system-reminder>\n\n"));
+        // Up to 2.1.204 the first page's note opens the result; from 2.1.205 Claude Code sends
+        // it after the results (a message of its own), naming the file.
+        let mut after = None;
+        match truncation {
+            Some(note) if self.release.read_page_note_after_result => {
+                after = Some(messages::first_page_after(&path.to_string_lossy(), &note, self.release.read_allow_large));
+            }
+            Some(note) => out.push_str(&format!("<system-reminder>{note}</system-reminder>\n\n")),
+            None => {}
         }
         out.push_str(&self.memory_age_note(&path, seen.mtime_ms));
         out.push_str(&number_lines(&text, start));
-        Ok(ToolResult::ok(out))
+        Ok(ToolResult { note: after, ..ToolResult::ok(out) })
     }
 
     /// The staleness note on memory files more than a day old (where Claude Code puts its own).
@@ -673,6 +680,31 @@ mod tests {
             tools.write(&call(serde_json::json!({"file_path": dir.path().join("a.md"), "content": "beta"}))).unwrap();
             assert_eq!(whole(&mut tools), "1\tbeta");
             assert_eq!(whole(&mut tools) == UNCHANGED, repeats_short, "{release}");
+        }
+    }
+
+    /// A whole-file Read over the token cap gets its first page; the note on the cut opens the
+    /// result up to 2.1.204 and follows the results from 2.1.205, naming the file (seen in
+    /// 2.1.204, 2.1.205, 2.1.220, 2.1.240, 2.1.296 and 2.1.337), and from 2.1.296 pointing at
+    /// `allow_large` (row 98).
+    #[test]
+    fn the_first_pages_note_follows_the_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("big.md");
+        std::fs::write(&file, "0123456789abcdef\n".repeat(7_000)).unwrap();
+        let call = serde_json::json!({"file_path": file});
+        let note = messages::first_page_lines(5_000, 7_001, 29_750, MAX_READ_TOKENS);
+        let page = number_lines(&"0123456789abcdef\n".repeat(5_000)[..16 * 5_000 + 4_999], 1);
+        for (release, after, allow_large) in [("2.1.204", false, false), ("2.1.205", true, false), ("2.1.296", true, true)] {
+            let mut tools = tools_for(dir.path(), release);
+            let got = tools.read(call.as_object().unwrap()).unwrap();
+            if after {
+                assert_eq!(got.content, page, "{release}");
+                assert_eq!(got.note, Some(messages::first_page_after(&file.to_string_lossy(), &note, allow_large)), "{release}");
+            } else {
+                assert_eq!(got.content, format!("<system-reminder>{note}</system-reminder>\n\n{page}"), "{release}");
+                assert_eq!(got.note, None);
+            }
         }
     }
 

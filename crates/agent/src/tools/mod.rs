@@ -28,14 +28,17 @@ pub(crate) struct ToolResult {
     pub is_error: bool,
     /// Set when the permission policy refused the call.
     pub denied: Option<String>,
+    /// A note that follows the turn's results instead of sitting in this one (a Read's
+    /// first-page note, from 2.1.205).
+    pub note: Option<String>,
 }
 
 impl ToolResult {
     pub fn ok(content: impl Into<String>) -> ToolResult {
-        ToolResult { content: content.into(), is_error: false, denied: None }
+        ToolResult { content: content.into(), is_error: false, denied: None, note: None }
     }
     pub fn error(content: impl Into<String>) -> ToolResult {
-        ToolResult { content: content.into(), is_error: true, denied: None }
+        ToolResult { content: content.into(), is_error: true, denied: None, note: None }
     }
     fn tool_use_error(message: &str) -> ToolResult {
         ToolResult::error(format!("<tool_use_error>{message}</tool_use_error>"))
@@ -215,7 +218,7 @@ impl Tools {
             return ToolResult::tool_use_error(&msg);
         }
         if let Decision::Deny(message) = self.gate.decide(name, &Value::Object(args.clone())) {
-            return ToolResult { content: message.clone(), is_error: true, denied: Some(message) };
+            return ToolResult { content: message.clone(), is_error: true, denied: Some(message), note: None };
         }
         let result = match name {
             "Read" => self.read(&args),
