@@ -24,7 +24,8 @@
 use mneme_core::versions::Profile;
 use mneme_store::Environment;
 use serde_json::Value;
-use std::io::BufRead;
+use memchr::memmem;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The text a hybrid-organization record's line holds (searched for as it is).
@@ -115,6 +116,7 @@ impl SignIn {
 
 /// Every line holding one of the marks the release searches for, in the files it searches.
 fn marked_lines(transcript_dir: &Path, marks: &[&str]) -> Result<Vec<String>, OrganizationSkip> {
+    let finders: Vec<memmem::Finder> = marks.iter().map(|m| memmem::Finder::new(m.as_bytes())).collect();
     let mut out = Vec::new();
     let mut folders = vec![transcript_dir.to_path_buf()];
     while let Some(dir) = folders.pop() {
@@ -131,18 +133,61 @@ fn marked_lines(transcript_dir: &Path, marks: &[&str]) -> Result<Vec<String>, Or
             if kind.is_dir() {
                 folders.push(path);
             } else if kind.is_file() && entry.file_name().to_string_lossy().contains(".jsonl") {
-                let file = std::fs::File::open(&path).map_err(|e| OrganizationSkip::SearchFailed { path: path.clone(), error: e.to_string() })?;
-                for line in std::io::BufReader::new(file).split(b'\n') {
-                    let line = line.map_err(|e| OrganizationSkip::SearchFailed { path: path.clone(), error: e.to_string() })?;
-                    let line = String::from_utf8_lossy(&line);
-                    if marks.iter().any(|m| line.contains(m)) {
-                        out.push(line.into_owned());
-                    }
-                }
+                let failed = |e: std::io::Error| OrganizationSkip::SearchFailed { path: path.clone(), error: e.to_string() };
+                let file = std::fs::File::open(&path).map_err(failed)?;
+                marked_lines_of(file, &finders, &mut out).map_err(failed)?;
             }
         }
     }
     Ok(out)
+}
+
+/// The lines of one transcript that hold a mark, in file order, each once. Transcripts run to
+/// tens of megabytes a session and the Dreams screen's status searches them all on each look,
+/// so the bytes are searched a megabyte at a time for the marks themselves (SIMD `memmem`) and
+/// only a line holding one is cut out and decoded; a line split across two reads is kept until
+/// its end arrives.
+fn marked_lines_of(mut file: impl Read, finders: &[memmem::Finder], out: &mut Vec<String>) -> std::io::Result<()> {
+    const CHUNK: usize = 1 << 20;
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
+    loop {
+        let held = buf.len();
+        buf.resize(held + CHUNK, 0);
+        let n = match file.read(&mut buf[held..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                buf.truncate(held);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        buf.truncate(held + n);
+        if n == 0 {
+            // The last line, without a newline after it.
+            push_marked(&buf, finders, out);
+            return Ok(());
+        }
+        // Whole lines only; the rest waits for its end. Only the new bytes can hold a newline.
+        if let Some(last) = memchr::memrchr(b'\n', &buf[held..]).map(|i| held + i) {
+            push_marked(&buf[..=last], finders, out);
+            buf.drain(..=last);
+        }
+    }
+}
+
+/// Pushes the lines of `text` (whole lines) that hold any of the marks, in order, each once.
+fn push_marked(text: &[u8], finders: &[memmem::Finder], out: &mut Vec<String>) {
+    let mut starts: Vec<usize> = finders
+        .iter()
+        .flat_map(|f| f.find_iter(text))
+        .map(|at| memchr::memrchr(b'\n', &text[..at]).map_or(0, |nl| nl + 1))
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    for start in starts {
+        let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
+        out.push(String::from_utf8_lossy(&text[start..end]).into_owned());
+    }
 }
 
 /// The organization a hybrid-organization line names, lowercased.
@@ -304,5 +349,41 @@ mod tests {
         assert_eq!(skip(unknown.path(), &new, &signed_in(ORG), true), None);
         let beside = folder(&[("a.jsonl", hybrid(ORG)), ("b.jsonl", owner(Some(ORG), json!(["ldr"])))]);
         assert_eq!(skip(beside.path(), &new, &signed_in(ORG), true).map(|s| s.code()), Some("other_retention_organization"));
+    }
+
+    /// A reader that hands out `step` bytes at a time, so marks and lines fall across reads.
+    struct Trickle<'a> {
+        rest: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(self.rest.len()).min(buf.len());
+            buf[..n].copy_from_slice(&self.rest[..n]);
+            self.rest = &self.rest[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn marked_lines_are_found_whole_however_the_reads_fall() {
+        let text = format!(
+            "{{\"type\":\"user\"}}\n{{\"type\":\"hybrid-organization\",\"organizationUuid\":\"{ORG}\"}}\r\n\
+             {{\"type\":\"session-owner\",\"restricted\":[\"ldr\"],\"note\":\"\"type\":\"hybrid-organization\"\"}}\n\
+             plain\n\"restricted\" at the end, no newline"
+        );
+        let finders: Vec<memmem::Finder> = [HYBRID_MARK, RESTRICTED_MARK].iter().map(|m| memmem::Finder::new(m.as_bytes())).collect();
+        let lines: Vec<&str> = text.split('\n').collect();
+        let want = vec![lines[1].to_string(), lines[2].to_string(), lines[4].to_string()];
+        for step in [1, 2, 3, 7, 64, text.len()] {
+            let mut out = Vec::new();
+            marked_lines_of(Trickle { rest: text.as_bytes(), step }, &finders, &mut out).unwrap();
+            assert_eq!(out, want, "reads of {step} bytes");
+        }
+        // A line holding both marks is one line, once.
+        let mut out = Vec::new();
+        marked_lines_of(Trickle { rest: lines[2].as_bytes(), step: 5 }, &finders, &mut out).unwrap();
+        assert_eq!(out, vec![lines[2].to_string()]);
     }
 }
