@@ -780,6 +780,10 @@ impl Mneme {
             for (old, new) in fix.removed.iter().zip(&fix.added) {
                 done.push(format!("brought in line with its file in {}: {old} → {new}", fix.index_rel_path));
             }
+            // A merge cut short: its lines are added, nothing is replaced.
+            if fix.removed.is_empty() {
+                done.extend(fix.added.iter().map(|l| format!("added to {} as the merged folder's index had it: {l}", fix.index_rel_path)));
+            }
         }
         for fix in m.add_missing_index_lines()?.into_iter().chain(m.drop_dangling_index_lines()?) {
             done.extend(fix.added.iter().map(|l| format!("added to {}: {l}", fix.index_rel_path)));

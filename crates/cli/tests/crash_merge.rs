@@ -5,7 +5,8 @@
 //! bytes, between the link and the unlink), the merge run again finishes (each file in the
 //! project once, the orphan's folder in the trash), the project's own memories are untouched,
 //! and a memory left without an index line is reported by `memories health` and indexed by
-//! `--fix`. No temporary file outlives the next run.
+//! `--fix` with the line the orphan's index had for it (the merge notes those lines before
+//! its first move). No temporary file outlives the next run.
 #![cfg(target_os = "linux")]
 
 mod killing;
@@ -137,6 +138,13 @@ fn killed_merges_lose_no_memory_and_the_next_merge_and_health_fix_finish() {
         unindexed += missing;
         if missing > 0 {
             ok(&w.h, &w.repo, &["memories", "health", "--fix"]);
+        }
+        // The orphan's own lines, titles and hooks as written (m03 lands as m03-merged.md,
+        // a name decided as it moves, so a killed merge leaves its line to the fix).
+        let index = fs::read_to_string(mem.join("MEMORY.md")).unwrap();
+        for i in (0..FILES).filter(|i| *i != 3) {
+            let line = format!("- [Memory {i}](m{i:02}.md) — hook {i} by hand\n");
+            assert!(index.contains(&line), "run {run}: {line:?} is not in the index: {index}");
         }
         let again: Value = serde_json::from_str(&ok(&w.h, &w.repo, &["memories", "health", "--json"])).unwrap();
         assert_eq!((&again["unindexed"], &again["index"]["missingTargets"], &again["index"]["duplicates"]), (&json!([]), &json!([]), &json!([])), "run {run}: {again}");

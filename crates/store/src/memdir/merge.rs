@@ -15,6 +15,7 @@
 //! - [`trash_folder`] then puts the emptied source folder in Mneme's trash as a whole.
 
 use super::index::{encode_target, IndexEntry, IndexFile};
+use super::pending::MergedLine;
 use super::path::{relative_to_dir, validate_topic_path};
 use super::scan::{read_bytes, read_bytes_no_follow, stem_of};
 use super::write::fsync_dir;
@@ -146,6 +147,33 @@ impl Memdir {
         walk(&src_root, "", 0, &mut rels, &mut walk_skips);
         rels.sort();
 
+        // The moves and the index edit are separate writes. The orphan's lines for the files
+        // that will move in under their own names are noted first (`pending.rs`): a merge
+        // killed in between leaves those files without lines, and the health fix then adds
+        // them as the orphan wrote them, not lines of its own. (A file that lands under a
+        // `-merged` name is left to the fix's own line: which name it gets is decided as it
+        // moves.)
+        let note = if apply {
+            let moving: HashSet<&str> = rels.iter().map(String::as_str).collect();
+            let lines: Vec<MergedLine> = source_indexes
+                .iter()
+                .flat_map(|(scope, idx)| idx.lines.iter().map(move |l| (*scope, l)))
+                .filter_map(|(scope, l)| {
+                    let e = l.entry.as_ref()?;
+                    let free = fs::symlink_metadata(join_rel(&real_root, &e.rel_path)).is_err();
+                    (moving.contains(e.rel_path.as_str()) && free)
+                        .then(|| MergedLine { rel_path: e.rel_path.clone(), text: retarget(&l.text, e, &e.rel_path, scope) })
+                })
+                .collect();
+            if lines.is_empty() {
+                None
+            } else {
+                Some(self.note_pending_merge(&real_root, lines)?)
+            }
+        } else {
+            None
+        };
+
         let mut out = MergeOutcome { skipped: walk_skips, ..MergeOutcome::default() };
         // Where each source file ends up here, for the index lines.
         let mut landed: BTreeMap<String, String> = BTreeMap::new();
@@ -246,6 +274,11 @@ impl Memdir {
         }
         if apply {
             fsync_dir(&real_root);
+        }
+        // Every line is written: the note has done its work. Lines an index refused stay
+        // noted, for the health fix to add once it can.
+        if let Some(note) = note.filter(|_| out.index_problem.is_none()) {
+            let _ = fs::remove_file(note);
         }
         Ok(out)
     }
@@ -540,6 +573,39 @@ mod tests {
         let problem = out.index_problem.expect("the missing lines are reported");
         assert!(problem.starts_with("MEMORY.md could not be edited") && problem.contains("- [b](b.md) — b fact"), "{problem}");
         assert!(target.exists("b.md") && !source.exists("b.md"));
+    }
+
+    /// A merge killed between its moves and its index edit (here a panic at that point): the
+    /// files have moved without lines, and the health fix adds the orphan's own lines for them
+    /// (a title and hook written by hand), not lines made from the files; a finished merge
+    /// leaves no note.
+    #[test]
+    fn a_merge_stopped_after_its_moves_leaves_its_lines_to_the_health_fix() {
+        let target = TestDir::new();
+        target.write("MEMORY.md", "- [mine](mine.md) — mine\n");
+        target.write("mine.md", "mine\n");
+        let source = TestDir::new();
+        source.write("b.md", "---\nname: b\ndescription: b fact\ntype: user\n---\nB.\n");
+        source.write("MEMORY.md", "- [Bee, by hand](b.md) — my own hook\n");
+        let m = target.memdir();
+        let from = Memdir::new(source.mem(), source.path().join("trash"), clock());
+        let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            m.merge_from_with(&from, true, || panic!("killed between the moves and the index"), &mut |_, _| {})
+        }));
+        assert!(stopped.is_err());
+        assert!(target.exists("b.md") && !source.exists("b.md"));
+        assert_eq!(target.read("MEMORY.md"), "- [mine](mine.md) — mine\n");
+        assert_eq!(m.health().unindexed, ["b.md"]);
+        let fixes = m.repair_stale_index_lines().unwrap();
+        assert_eq!(fixes[0].added, ["- [Bee, by hand](b.md) — my own hook"]);
+        assert_eq!(target.read("MEMORY.md"), "- [mine](mine.md) — mine\n- [Bee, by hand](b.md) — my own hook\n");
+        assert!(m.pending_syncs().is_empty() && m.health().unindexed.is_empty());
+
+        source.write("c.md", "---\nname: c\ndescription: c fact\n---\nC.\n");
+        source.write("MEMORY.md", "- [Cee](c.md) — c\n");
+        m.merge_from(&from, true).unwrap();
+        assert!(m.pending_syncs().is_empty(), "a finished merge removes its note");
+        assert!(target.read("MEMORY.md").ends_with("- [Cee](c.md) — c\n"));
     }
 
     /// A source file found plain and then swapped for something else before it is read

@@ -48,6 +48,22 @@ pub(crate) struct PendingSync {
     /// changed nothing (the name and description it holds are the file's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub renamed_to: Option<String>,
+    /// Set for a merge (`merge.rs`): the orphan's index lines for the files about to move in
+    /// under their own names, which the health fix adds for those that moved and have no line
+    /// (a merge killed between its moves and its index edit). Such a note names `MEMORY.md`
+    /// with its stem as the name, which a build that does not know this field reads as an
+    /// edit that changed nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_lines: Vec<MergedLine>,
+}
+
+/// One index line a merge is about to write: the memory (relative to the memory folder) and
+/// the line as the orphan's index had it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct MergedLine {
+    pub rel_path: String,
+    pub text: String,
 }
 
 /// An edit of one memory's name or description, as its index lines must follow it: a line
@@ -126,7 +142,14 @@ impl Memdir {
     /// not know `renamedTo` finds nothing to follow in it.
     pub(crate) fn note_pending_rename(&self, real_root: &Path, old_rel: &str, new_rel: &str) -> Result<PathBuf, MemdirError> {
         let (old_name, old_description) = self.current_fields(old_rel).unwrap_or_else(|| (stem_of(old_rel).to_string(), None));
-        let note = PendingSync { rel_path: old_rel.into(), old_name, old_description, renamed_to: Some(new_rel.into()) };
+        let note = PendingSync { rel_path: old_rel.into(), old_name, old_description, renamed_to: Some(new_rel.into()), merged_lines: Vec::new() };
+        self.note_pending_sync(real_root, &note)
+    }
+
+    /// Notes, durably, the index lines a merge is about to add, before its first move.
+    pub(crate) fn note_pending_merge(&self, real_root: &Path, lines: Vec<MergedLine>) -> Result<PathBuf, MemdirError> {
+        let index = super::INDEX_FILE;
+        let note = PendingSync { rel_path: index.into(), old_name: stem_of(index).into(), old_description: None, renamed_to: None, merged_lines: lines };
         self.note_pending_sync(real_root, &note)
     }
 
@@ -171,8 +194,9 @@ impl Memdir {
     /// For one note: the new name and description the index should follow to, each only when
     /// the file's differs from what the index showed.
     fn followed(&self, note: &PendingSync) -> Option<(Option<String>, Option<String>)> {
-        if note.renamed_to.is_some() {
-            // A rename changes no field; its lines follow the path (`moved_to`).
+        if note.renamed_to.is_some() || !note.merged_lines.is_empty() {
+            // A rename or a merge changes no field; a rename's lines follow the path
+            // (`moved_to`), a merge's are added (`finish_merge`).
             return None;
         }
         let (name, desc) = self.current_fields(&note.rel_path)?;
@@ -239,6 +263,8 @@ impl Memdir {
             let moved = note.as_ref().and_then(|n| Some((n.rel_path.clone(), self.moved_to(n)?.to_string())));
             if let Some((from, to)) = moved {
                 fixes.extend(self.finish_rename(&from, &to)?);
+            } else if let Some(merged) = note.as_ref().map(|n| &n.merged_lines).filter(|l| !l.is_empty()) {
+                fixes.extend(self.finish_merge(merged)?);
             } else if let Some(note) = note {
                 if let Some((new_name, new_desc)) = self.followed(&note) {
                     if new_name.is_some() || new_desc.is_some() {
@@ -265,6 +291,38 @@ impl Memdir {
                 }
             }
             fs::remove_file(&path).map_err(io_err("remove", &path))?;
+        }
+        Ok(fixes)
+    }
+
+    /// The index half of a merge that stopped after some of its moves: each noted line whose
+    /// memory is here and has no line in its index is appended, as the orphan wrote it. One
+    /// fix per index that changed.
+    fn finish_merge(&self, lines: &[MergedLine]) -> Result<Vec<IndexFix>, MemdirError> {
+        let mut fixes = Vec::new();
+        for scope in [Scope::Private, Scope::Team] {
+            let ours: Vec<&MergedLine> = lines
+                .iter()
+                .filter(|l| Scope::of(&l.rel_path) == scope && fs::symlink_metadata(self.abs(&l.rel_path)).is_ok_and(|m| m.is_file()))
+                .collect();
+            if ours.is_empty() {
+                continue;
+            }
+            let root = self.root.clone();
+            let (added, revision) = self.edit_index(scope, |doc| {
+                let mut present: std::collections::HashSet<String> = doc.entries(scope, &root).into_iter().map(|(_, e)| e.rel_path).collect();
+                let mut added = Vec::new();
+                for l in &ours {
+                    if present.insert(l.rel_path.clone()) {
+                        doc.append(l.text.clone());
+                        added.push(l.text.clone());
+                    }
+                }
+                added
+            })?;
+            if !added.is_empty() {
+                fixes.push(self.fix_result(scope, added, Vec::new(), Vec::new(), revision));
+            }
         }
         Ok(fixes)
     }
@@ -315,7 +373,7 @@ mod tests {
         t.write("notes.md", "---\nname: notes\ndescription: not the hook\n---\nx\n");
         let m = t.memdir();
         let real = m.real_root().unwrap();
-        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("use tabs".into()), renamed_to: None }).unwrap();
+        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("use tabs".into()), renamed_to: None, merged_lines: Vec::new() }).unwrap();
         t.write("tabs.md", "---\nname: Indentation\ndescription: tabs, width 4\ntype: feedback\n---\nTabs.\n");
         m
     }
@@ -377,7 +435,7 @@ Tabs.
         assert!(m.pending_syncs().is_empty());
         // Killed after the note, before the file: file and index still agree.
         let real = m.real_root().unwrap();
-        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("tabs, width 4".into()), renamed_to: None }).unwrap();
+        m.note_pending_sync(&real, &PendingSync { rel_path: "tabs.md".into(), old_name: "Tabs".into(), old_description: Some("tabs, width 4".into()), renamed_to: None, merged_lines: Vec::new() }).unwrap();
         assert!(m.health().stale_index_lines.is_empty());
         assert!(m.repair_stale_index_lines().unwrap().is_empty());
         assert!(m.pending_syncs().is_empty(), "the fix removes the note all the same");

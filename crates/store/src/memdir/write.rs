@@ -567,7 +567,7 @@ impl Memdir {
         }
         // Two files change: note what the index shows first, so a crash after the file is
         // written and before the index follows is found and repaired (`pending.rs`).
-        let note = PendingSync { rel_path: rel.into(), old_name: old_name.to_string(), old_description: old_desc.map(str::to_string), renamed_to: None };
+        let note = PendingSync { rel_path: rel.into(), old_name: old_name.to_string(), old_description: old_desc.map(str::to_string), renamed_to: None, merged_lines: Vec::new() };
         let note = self.note_pending_sync(real_root, &note)?;
         let revision = match self.write_replace(abs, rel, new_text.as_bytes(), expected) {
             Ok(r) => r,
