@@ -35,6 +35,7 @@ async fn until_someone_waits_for_a_lock(db: &DatabaseUrl) {
             }
             panic!("the push never waited for the repository's lock");
         }
+        // A sleep on purpose: nothing to poll (see above); ample for the push to reach the lock.
         DatabaseUrl::Sqlite(_) => tokio::time::sleep(Duration::from_millis(500)).await,
     }
 }

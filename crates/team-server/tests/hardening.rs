@@ -6,6 +6,7 @@
 mod common;
 
 use common::{databases, Harness, PASSWORD, REPO};
+use mneme_testsupport::wait;
 use mneme_team::server_wire::{
     DeviceCodeResponse, HistoryResponse, OAuthError, SignInsResponse, TokenResponse, DEVICE_CODE_GRANT,
 };
@@ -572,7 +573,9 @@ async fn shutdown_waits_a_bounded_time_for_a_client_that_stops_reading() {
     let mut head = [0u8; 12];
     stalled.read_exact(&mut head).await.unwrap();
     assert_eq!(&head, b"HTTP/1.1 200");
-    // The answer is being written; nobody reads the rest.
+    // The answer is being written; nobody reads the rest. A sleep on purpose: the server says
+    // nothing when its writes stall, so this only gives it the time to fill the buffers (the
+    // checks below hold however far it got).
     tokio::time::sleep(Duration::from_millis(300)).await;
     let started = std::time::Instant::now();
     tokio::time::timeout(Duration::from_secs(20), h.shutdown()).await.expect("the shutdown waited for a client that stopped reading");
@@ -644,17 +647,19 @@ async fn bodies_held_at_once_are_capped() {
     let mut slow = tokio::net::TcpStream::connect(h.server.addr()).await.unwrap();
     let head = "POST /oauth/device/code HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 8000\r\n\r\na";
     slow.write_all(head.as_bytes()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let res = h.http.post(h.url("/oauth/device/code")).body("client_id=x").send().await.unwrap();
-    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // Once the server has taken the slow body up it holds the one place: asked until then.
+    let post = || async { h.http.post(h.url("/oauth/device/code")).body("client_id=x").send().await.unwrap() };
+    let res = wait::value_async("a body refused while the slow one holds the only place", || async {
+        let res = post().await;
+        (res.status() == StatusCode::SERVICE_UNAVAILABLE).then_some(res)
+    })
+    .await;
     assert_eq!(res.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string()).as_deref(), Some("5"));
     assert!(res.text().await.unwrap().contains("\"busy\""));
     assert_eq!(h.http.get(h.url("/healthz")).send().await.unwrap().status(), StatusCode::OK);
-    // Once the slow request is gone, bodies are read again.
+    // Once the slow request is gone (the server sees the connection close), bodies are read again.
     drop(slow);
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let res = h.http.post(h.url("/oauth/device/code")).body("client_id=x").send().await.unwrap();
-    assert_ne!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    wait::until_async("a body read once the slow one is gone", || async { post().await.status() != StatusCode::SERVICE_UNAVAILABLE }).await;
     h.shutdown().await;
 }
 
