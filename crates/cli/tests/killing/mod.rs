@@ -1,9 +1,9 @@
 //! What the SIGKILL crash tests of operations that write several files share (`crash_rename.rs`,
-//! `crash_trash.rs`, `crash_dream.rs`, `crash_merge.rs`, `crash_settings.rs`): starting the real
-//! `mneme` binary, killing it after a pause drawn over the span one whole run takes here, and
-//! looking for the temporary files a killed writer leaves. `crash_edit.rs` is the model; each
-//! test file compiles this module on its own, so one that uses part of it would warn about the
-//! rest.
+//! `crash_trash.rs`, `crash_dream.rs`, `crash_merge.rs`, `crash_settings.rs`, `crash_team.rs`):
+//! starting the real `mneme` binary, killing it after a pause drawn over the span one whole run
+//! takes here, and looking for the temporary files a killed writer leaves. `crash_edit.rs` is
+//! the model; each test file compiles this module on its own, so one that uses part of it
+//! would warn about the rest.
 #![allow(dead_code)]
 
 use std::fs;
