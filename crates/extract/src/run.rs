@@ -229,9 +229,21 @@ impl Session {
 
     /// Whether extraction found that this session read a saved claude.ai chat (row 75: a
     /// release with `Profile::memory_off_after_chat_read` saves no memory in it, and does not
-    /// dream from it either). Set by a turn end's extraction, so ask after it.
+    /// dream from it either). Set by a turn end's extraction; a turn not extracted yet is
+    /// looked at by [`Session::saved_chat_read_in`].
     pub fn read_saved_chat(&self) -> bool {
         self.state.read_saved_chat()
+    }
+
+    /// The saved claude.ai chat `messages` (this session's conversation) or one of its
+    /// sub-agents' transcripts show read, and who read it; `None` when neither does. Extraction
+    /// asks before it runs, and the scheduler at each turn end whether or not extraction runs
+    /// then: the release's mark is set by the read itself, not by its extraction.
+    pub fn saved_chat_read_in(&self, messages: &[transcript::Conversation]) -> Option<(String, &'static str)> {
+        let env = &self.project.session_env;
+        crate::rules::saved_chat_read(messages, env)
+            .map(|p| (p, "this session"))
+            .or_else(|| saved_chat_read_by_subagents(&self.transcript, env).map(|p| (p, "a sub-agent of this session")))
     }
 
     /// The extraction cursor (`lastMemoryMessageUuid`).
@@ -774,10 +786,7 @@ impl Extractor {
         if mneme_store::claude_install::installed_profile(&self.env).memory_off_after_chat_read {
             let read = match session.state.read_saved_chat() {
                 true => Some(None),
-                false => crate::rules::saved_chat_read(&messages, &project.session_env)
-                    .map(|p| (p, "this session"))
-                    .or_else(|| saved_chat_read_by_subagents(&session.transcript, &project.session_env).map(|p| (p, "a sub-agent of this session")))
-                    .map(Some),
+                false => session.saved_chat_read_in(&messages).map(Some),
             };
             if let Some(read) = read {
                 session.state.mark_read_saved_chat();

@@ -6,7 +6,8 @@
 //! A folder in review mode gets a pending dream for the Dreams screen; automatic applies it.
 //! A pass stands in for a turn end of the session that last ended one in the folder, so from
 //! 2.1.337 none dreams while that session is one that read a saved claude.ai chat (row 75):
-//! extraction finds the read, and the turn end reaches this loop after it.
+//! the extraction loop looks for the read at each turn end, before any model run, and tells
+//! this loop with the turn end.
 
 use crate::extraction::{sleep_or_cancel, TurnEnded};
 use crate::{drive_answers, provider_engine, provider_unusable, Backoff, JobKind, Outcome, Reporter};

@@ -264,10 +264,17 @@ impl ExtractionLoop {
                 return;
             }
         };
-        // The dream loop hears of the turn end once extraction has looked at it (below; on the
-        // ways out before a run, with what was known before this turn): the extraction of a
-        // turn is what finds that the session read a saved claude.ai chat, after which 2.1.337
-        // does not dream from it, the turn that read it included.
+        // The dream loop hears of the turn end now, as Claude Code's dream starts at the turn end
+        // beside its extraction, not after it: a model that takes minutes (or never answers)
+        // must not hold a dream back. From 2.1.337 no dream starts from a session that read a
+        // saved claude.ai chat, the turn that read it included (row 75), so that read is looked
+        // for here too, whether or not extraction runs for this turn (auto memory or Mneme's
+        // extraction off for the project, a model provider resting, a drive not answering):
+        // the release's mark comes from the read itself, not from its extraction.
+        let read_saved_chat = session.read_saved_chat()
+            || (mneme_store::claude_install::installed_profile(self.extractor.env()).memory_off_after_chat_read
+                && session.saved_chat_read_in(&messages).is_some());
+        let _ = self.turn_ends.send(TurnEnded { read_saved_chat, ..TurnEnded::of(session) });
         let run = self.reporter.begin(JobKind::Extraction, transcript.display().to_string());
         // The run reads the project's settings and writes its memory folder: on a drive that
         // does not answer it would hold every other session's turns until the drive answers.
@@ -280,7 +287,6 @@ impl ExtractionLoop {
                         dir.display()
                     ),
                 });
-                let _ = self.turn_ends.send(TurnEnded::of(session));
                 return;
             }
         }
@@ -288,7 +294,6 @@ impl ExtractionLoop {
             Ok(p) => p,
             Err(e) => {
                 run.finish(provider_unusable(&e));
-                let _ = self.turn_ends.send(TurnEnded::of(session));
                 return;
             }
         };
@@ -303,7 +308,6 @@ impl ExtractionLoop {
                     left.as_secs().max(1)
                 ),
             });
-            let _ = self.turn_ends.send(TurnEnded::of(session));
             return;
         }
         run.progress(format!("turn ended in {}", session.project().root.display()));
@@ -317,7 +321,6 @@ impl ExtractionLoop {
             Err(e) => Outcome::Failed { error: e.to_string() },
         };
         run.finish(outcome);
-        let _ = self.turn_ends.send(TurnEnded::of(session));
 
         if let (true, Some(p)) = (self.session_memory, &provider) {
             if let Some(outcome) = notes_outcome(self.extractor.update_session_memory(session, p.as_ref(), cancel).await) {

@@ -95,8 +95,14 @@ async fn finished(rx: &mut broadcast::Receiver<Event>, job: JobKind) -> RunRecor
 /// loop's tick stands in for that session's turn ends too), newest first, the memory folder,
 /// and the home that holds it.
 async fn dream_runs_after_a_chat_read(version: &str) -> (Vec<RunRecord>, PathBuf, TestHome) {
+    dream_runs_after_a_chat_read_with(version, |_, _| {}).await
+}
+
+/// [`dream_runs_after_a_chat_read`], with `prepare` given the home and the memory folder first.
+async fn dream_runs_after_a_chat_read_with(version: &str, prepare: impl FnOnce(&TestHome, &Path)) -> (Vec<RunRecord>, PathBuf, TestHome) {
     let home = TestHome::new();
     let (project, memory, transcript) = ready_to_dream(&home);
+    prepare(&home, &memory);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut config = SchedulerConfig::new(with_claude(&home, version), clock);
     config.jobs = Jobs { extraction: true, session_memory: false, dream: true, team: false };
@@ -132,4 +138,60 @@ async fn no_dream_fires_from_a_session_that_read_a_saved_claude_ai_chat_from_2_1
     let (runs, memory, _home) = dream_runs_after_a_chat_read("2.1.332").await;
     assert!(runs.len() == 1 && matches!(runs[0].outcome, Outcome::Done { .. }), "{runs:?}");
     assert!(memory.join(".consolidate-lock").exists());
+}
+
+/// The release's mark comes from the read, not from its extraction: with Mneme's extraction off
+/// for the project (its review mode Off, dreams still automatic) the read is still seen and no
+/// dream fires from that session under 2.1.337.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_dream_fires_from_a_chat_reading_session_while_extraction_is_off_for_the_project() {
+    let off = |home: &TestHome, memory: &Path| {
+        mneme_extract::record::set_mode(&home.env.data_dir(), memory, mneme_extract::record::ReviewMode::Off).unwrap()
+    };
+    let (runs, memory, _home) = dream_runs_after_a_chat_read_with("2.1.337", off).await;
+    assert!(runs.len() == 1 && matches!(&runs[0].outcome, Outcome::Skipped { reason } if reason.contains("read a claude.ai chat's saved text")), "{runs:?}");
+    assert!(!memory.join(".consolidate-lock").exists(), "dreamed from a session that read a saved chat");
+}
+
+/// Claude Code's dream starts at a turn end beside its extraction, not after it: a model that
+/// does not answer the extraction's request does not hold the dream back (the dream loop hears
+/// of the turn end before the extraction's model run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_does_not_answer_the_extraction_does_not_hold_the_dream_back() {
+    let home = TestHome::new();
+    let (project, _memory, transcript) = ready_to_dream(&home);
+    // A loopback model that takes connections and never answers them.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}", silent.local_addr().unwrap());
+    let providers = home.env.data_dir().join("providers.json");
+    std::fs::create_dir_all(providers.parent().unwrap()).unwrap();
+    std::fs::write(&providers, json!({"kind": "anthropic", "base_url": base_url}).to_string()).unwrap();
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut config = SchedulerConfig::new(with_claude(&home, "2.1.332").set_var("ANTHROPIC_API_KEY", "sk-ant-test"), clock);
+    config.jobs = Jobs { extraction: true, session_memory: false, dream: true, team: false };
+    config.folders = Folders::Given(vec![]);
+    config.poll = Duration::from_millis(50);
+    config.dream_tick = Duration::from_millis(100);
+    let handle = start(config).unwrap();
+    let mut rx = handle.subscribe();
+    handle.ready().await;
+    let turn = vec![
+        json!({"type": "user", "message": {"role": "user", "content": "From now on, always use British English spelling in the docs."}}),
+        json!({"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Understood."}], "stop_reason": "end_turn"}}),
+    ];
+    append(&transcript, &project, &turn);
+    // The dream starts (it takes the lock) while the extraction still waits on the model.
+    let started = async {
+        loop {
+            match rx.recv().await {
+                Ok(Event::Started { job: JobKind::Dream, .. }) => return,
+                Ok(Event::Finished { record }) if record.job == JobKind::Extraction => panic!("the extraction finished first: {record:?}"),
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("event channel closed: {e}"),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), started).await.expect("no dream started within 30 s of the turn end");
+    drop(silent);
+    handle.shutdown().await;
 }
