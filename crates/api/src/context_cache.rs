@@ -555,6 +555,17 @@ pub(crate) fn dependencies(
             out.insert(DependsOn::file(&std::fs::canonicalize(&hop).unwrap_or(hop)));
         }
     }
+    // A Cowork session's verdict on a managed file (whether its own account could have
+    // written it: rows 87-88) follows the owner and mode of the file and of every folder on its
+    // way down from `/`. A `chmod` or `chown` there changes the label the block gives the file
+    // without a byte of text changing, and inotify reports it (`IN_ATTRIB`) only to a watch on
+    // that folder or on the folder holding it: the managed folder's tree watch sees nothing
+    // above it. So each step of the way is depended on by name, as the project's are.
+    if r.options.cowork_session && r.options.profile.unverified_managed_files {
+        for f in ctx.files.iter().filter(|f| f.layer == mneme_core::Layer::Managed) {
+            way_judged(&mut out, &f.path);
+        }
+    }
     // Which Claude Code is installed decides the release rendered for, unless the request
     // names one: every place looked at up to the one found, and the folder of the file it
     // resolves to (an update replaces it).
@@ -570,6 +581,35 @@ pub(crate) fn dependencies(
         }
     }
     out
+}
+
+/// Each step of the way down from `/` to `path` that the managed-file judgement looks at
+/// (`mneme_claudemd::managed`), by name: a link on the way is followed as the judgement
+/// follows it, its target's way taken from the top again (at most 40 links, as there).
+fn way_judged(out: &mut BTreeSet<DependsOn>, path: &Path) {
+    let mut current = mneme_store::git::normalize(path);
+    for _ in 0..=40 {
+        let mut step = PathBuf::new();
+        let mut next = None;
+        let components: Vec<_> = current.components().collect();
+        for (i, c) in components.iter().enumerate() {
+            step.push(c);
+            if step.parent().is_none() {
+                continue;
+            }
+            out.insert(DependsOn::file(&step));
+            if let Ok(target) = std::fs::read_link(&step) {
+                let mut resolved = step.parent().map_or(target.clone(), |dir| dir.join(&target));
+                resolved.extend(&components[i + 1..]);
+                next = Some(mneme_store::git::normalize(&resolved));
+                break;
+            }
+        }
+        match next {
+            Some(p) => current = p,
+            None => return,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -76,6 +76,18 @@ fn with_claude(home: &TestHome, version: &str) -> mneme_store::Environment {
     home.env.clone().set_var("PATH", bin.to_string_lossy().to_string())
 }
 
+/// The extraction and dream loops in `env`, quick to poll and tick.
+fn extraction_and_dreams(env: mneme_store::Environment) -> SchedulerConfig {
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut config = SchedulerConfig::new(env, clock);
+    config.jobs = Jobs { extraction: true, session_memory: false, dream: true, team: false };
+    // No folder to start with: the dream loop hears of the project from the turn end alone.
+    config.folders = Folders::Given(vec![]);
+    config.poll = Duration::from_millis(50);
+    config.dream_tick = Duration::from_millis(100);
+    config
+}
+
 /// The first finished run of `job`, waiting up to 30 s (a guard against hanging, not a timing assertion).
 async fn finished(rx: &mut broadcast::Receiver<Event>, job: JobKind) -> RunRecord {
     let wait = async {
@@ -103,14 +115,7 @@ async fn dream_runs_after_a_chat_read_with(version: &str, prepare: impl FnOnce(&
     let home = TestHome::new();
     let (project, memory, transcript) = ready_to_dream(&home);
     prepare(&home, &memory);
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut config = SchedulerConfig::new(with_claude(&home, version), clock);
-    config.jobs = Jobs { extraction: true, session_memory: false, dream: true, team: false };
-    // No folder to start with: the dream loop hears of the project from the turn end alone.
-    config.folders = Folders::Given(vec![]);
-    config.poll = Duration::from_millis(50);
-    config.dream_tick = Duration::from_millis(100);
-    let handle = start(config).unwrap();
+    let handle = start(extraction_and_dreams(with_claude(&home, version))).unwrap();
     let mut rx = handle.subscribe();
     handle.ready().await;
     append(&transcript, &project, &chat_read_turn(&home));
@@ -166,13 +171,7 @@ async fn a_model_that_does_not_answer_the_extraction_does_not_hold_the_dream_bac
     let providers = home.env.data_dir().join("providers.json");
     std::fs::create_dir_all(providers.parent().unwrap()).unwrap();
     std::fs::write(&providers, json!({"kind": "anthropic", "base_url": base_url}).to_string()).unwrap();
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut config = SchedulerConfig::new(with_claude(&home, "2.1.332").set_var("ANTHROPIC_API_KEY", "sk-ant-test"), clock);
-    config.jobs = Jobs { extraction: true, session_memory: false, dream: true, team: false };
-    config.folders = Folders::Given(vec![]);
-    config.poll = Duration::from_millis(50);
-    config.dream_tick = Duration::from_millis(100);
-    let handle = start(config).unwrap();
+    let handle = start(extraction_and_dreams(with_claude(&home, "2.1.332").set_var("ANTHROPIC_API_KEY", "sk-ant-test"))).unwrap();
     let mut rx = handle.subscribe();
     handle.ready().await;
     let turn = vec![
