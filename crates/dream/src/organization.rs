@@ -146,10 +146,25 @@ fn marked_lines(transcript_dir: &Path, marks: &[&str]) -> Result<Vec<String>, Or
 /// tens of megabytes a session and the Dreams screen's status searches them all on each look,
 /// so the bytes are searched a megabyte at a time for the marks themselves (SIMD `memmem`) and
 /// only a line holding one is cut out and decoded; a line split across two reads is kept until
-/// its end arrives.
-fn marked_lines_of(mut file: impl Read, finders: &[memmem::Finder], out: &mut Vec<String>) -> std::io::Result<()> {
+/// its end arrives, unless it runs past [`LONGEST_LINE`].
+fn marked_lines_of(file: impl Read, finders: &[memmem::Finder], out: &mut Vec<String>) -> std::io::Result<()> {
+    marked_lines_within(file, finders, LONGEST_LINE, out)
+}
+
+/// The longest line the search reads. The records it looks for are a few hundred bytes, which
+/// Claude Code writes on a line of their own; a transcript line can be far longer (a tool's
+/// whole output), and one whose end never comes (a damaged file, or one filled on purpose)
+/// would otherwise be held whole, a gigabyte for a gigabyte's line, on every look of the Dreams
+/// screen. A longer line cannot be one of those records and is passed over, its bytes let go as
+/// they are read.
+const LONGEST_LINE: usize = 16 << 20;
+
+/// [`marked_lines_of`], passing over lines longer than `longest` bytes.
+fn marked_lines_within(mut file: impl Read, finders: &[memmem::Finder], longest: usize, out: &mut Vec<String>) -> std::io::Result<()> {
     const CHUNK: usize = 1 << 20;
     let mut buf: Vec<u8> = Vec::with_capacity(CHUNK);
+    // Inside a line longer than `longest`: its bytes are dropped until its end.
+    let mut passing_over = false;
     loop {
         let held = buf.len();
         buf.resize(held + CHUNK, 0);
@@ -164,19 +179,41 @@ fn marked_lines_of(mut file: impl Read, finders: &[memmem::Finder], out: &mut Ve
         buf.truncate(held + n);
         if n == 0 {
             // The last line, without a newline after it.
-            push_marked(&buf, finders, out);
+            if !passing_over {
+                push_marked(&buf, finders, longest, out);
+            }
             return Ok(());
         }
         // Whole lines only; the rest waits for its end. Only the new bytes can hold a newline.
-        if let Some(last) = memchr::memrchr(b'\n', &buf[held..]).map(|i| held + i) {
-            push_marked(&buf[..=last], finders, out);
+        let mut new_from = held;
+        if passing_over {
+            // Nothing is held while passing over: every byte is new.
+            match memchr::memchr(b'\n', &buf) {
+                Some(end) => {
+                    buf.drain(..=end);
+                    passing_over = false;
+                    new_from = 0;
+                }
+                None => {
+                    buf.clear();
+                    continue;
+                }
+            }
+        }
+        if let Some(last) = memchr::memrchr(b'\n', &buf[new_from..]).map(|i| new_from + i) {
+            push_marked(&buf[..=last], finders, longest, out);
             buf.drain(..=last);
+        }
+        if buf.len() > longest {
+            buf.clear();
+            passing_over = true;
         }
     }
 }
 
-/// Pushes the lines of `text` (whole lines) that hold any of the marks, in order, each once.
-fn push_marked(text: &[u8], finders: &[memmem::Finder], out: &mut Vec<String>) {
+/// Pushes the lines of `text` (whole lines) that hold any of the marks and are at most
+/// `longest` bytes, in order, each once.
+fn push_marked(text: &[u8], finders: &[memmem::Finder], longest: usize, out: &mut Vec<String>) {
     let mut starts: Vec<usize> = finders
         .iter()
         .flat_map(|f| f.find_iter(text))
@@ -186,7 +223,9 @@ fn push_marked(text: &[u8], finders: &[memmem::Finder], out: &mut Vec<String>) {
     starts.dedup();
     for start in starts {
         let end = memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i);
-        out.push(String::from_utf8_lossy(&text[start..end]).into_owned());
+        if end - start <= longest {
+            out.push(String::from_utf8_lossy(&text[start..end]).into_owned());
+        }
     }
 }
 
@@ -363,6 +402,22 @@ mod tests {
             buf[..n].copy_from_slice(&self.rest[..n]);
             self.rest = &self.rest[n..];
             Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_longest_is_passed_over_without_being_held() {
+        const LONGEST: usize = 40;
+        let long = format!("{{\"type\":\"hybrid-organization\",\"organizationUuid\":\"{ORG}\",\"pad\":\"{}\"}}", "x".repeat(3 * LONGEST));
+        let short = |n: u32| format!("{{\"n\":{n},\"k\":\"restricted\"}}");
+        assert!(short(1).len() <= LONGEST);
+        let finders: Vec<memmem::Finder> = [HYBRID_MARK, RESTRICTED_MARK].iter().map(|m| memmem::Finder::new(m.as_bytes())).collect();
+        // Long lines in the middle, and last with no newline after it.
+        let text = format!("{}\n{long}\n{}\n{long}\n{}\n{long}", short(1), short(2), short(3));
+        for step in [1, 2, 3, 7, 64, text.len()] {
+            let mut out = Vec::new();
+            marked_lines_within(Trickle { rest: text.as_bytes(), step }, &finders, LONGEST, &mut out).unwrap();
+            assert_eq!(out, vec![short(1), short(2), short(3)], "reads of {step} bytes");
         }
     }
 
