@@ -73,7 +73,10 @@ pub struct AgentTask {
     pub release: mneme_core::versions::Profile,
     /// The user's `deny` and `ask` permission rules, from the settings the session applies:
     /// from 2.1.292 (`Profile::memory_agents_obey_permission_rules`) a call one of them covers
-    /// is refused under the memory policy, as Claude Code's memory agents refuse it.
+    /// is refused under the memory policy, as Claude Code's memory agents refuse it. They also
+    /// carry `permissions.blockReadsOutsideWorkingDirectories` and the additional directories,
+    /// which from 2.1.257 (`Profile::memory_agents_obey_read_block`) keep the agents' reads
+    /// inside the working folder and the memory folder.
     pub permission_rules: PermissionRules,
 }
 

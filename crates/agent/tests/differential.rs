@@ -148,11 +148,18 @@ fn calls(dir: &Path) -> Vec<Turn> {
         Turn::tool_use("Read", json!({"file_path": p("huge.md"), "offset": 2, "limit": 7_000})),
         Turn::tool_use("Read", json!({"file_path": p("huge.md"), "offset": 3, "limit": 7_000, "allow_large": true})),
         Turn::tool_use("Read", json!({"file_path": p("huge.md"), "allow_large": true})),
+        // A whole file over 25,000 tokens and under 256 KiB: its first page, and where the note
+        // on the cut goes (row 98).
+        Turn::tool_use("Write", json!({"file_path": p("long.md"), "content": "0123456789abcdef\n".repeat(7_000)})),
+        Turn::tool_use("Read", json!({"file_path": p("long.md")})),
         // Last, so no later result can carry the notice of its end that Claude Code adds.
         Turn::tool_use("Bash", json!({"command": format!("cat {}", p("nl.md")), "run_in_background": true})),
         Turn::text("done"),
     ]
 }
+
+/// The Read of a whole file over the token cap (its first page).
+const FIRST_PAGE: usize = 78;
 
 /// What rg says of the refused pattern, glob and file type of calls 37, 40, 41, 42 and 44.
 const REFUSED_PATTERN: &str = "rg: regex parse error:\n    (?:(unclosed)\n    ^\nerror: unclosed group";
@@ -270,7 +277,11 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
         token_anchors.push("allow_large: true");
     }
     out.push((73, size_anchors, messages::too_many_bytes("282.2KB", "256KB") + hint));
-    out.push((74, token_anchors, messages::too_many_tokens(29_750, 25_000) + hint));
+    out.push((74, token_anchors.clone(), messages::too_many_tokens(29_750, 25_000) + hint));
+    // Before 2.1.145 a whole file over the token cap is refused as a range is (row 98).
+    if !release.read_first_page {
+        out.push((FIRST_PAGE, token_anchors, messages::too_many_tokens(29_750, 25_000) + hint));
+    }
     // Before 2.1.296 Read's schema has no `allow_large`.
     if !release.read_allow_large {
         for i in [70, 75, 76] {
@@ -288,7 +299,7 @@ fn in_words(release: &Profile) -> Vec<(usize, Vec<&'static str>, String)> {
 /// one Mneme gives instead. `run_in_background: true` starts a background shell whose output a
 /// later turn reads; a memory agent's run keeps none, so Mneme refuses it as input.
 fn not_reproduced() -> Vec<(usize, &'static str, String)> {
-    vec![(77, "Command running in background with ID: ", format!("<tool_use_error>{}</tool_use_error>", messages::NO_BACKGROUND))]
+    vec![(79, "Command running in background with ID: ", format!("<tool_use_error>{}</tool_use_error>", messages::NO_BACKGROUND))]
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -391,7 +402,17 @@ async fn check(binary: &Path) {
     let in_words = in_words(&release);
     let mut mismatches = Vec::new();
     for (i, (t, o)) in theirs.iter().zip(&ours).enumerate() {
-        let differs = if let Some((_, opening, own)) = not_reproduced().into_iter().find(|(n, ..)| *n == i) {
+        let differs = if i == FIRST_PAGE && release.read_first_page {
+            // The page's length follows the token count (Claude Code asks the API, Mneme
+            // estimates), so only how the result opens is compared: with the note up to 2.1.204,
+            // with the numbered lines from 2.1.205.
+            let (their_open, our_open) = if release.read_page_note_after_result {
+                ("1\t0123456789abcdef\n2\t", "1\t0123456789abcdef\n2\t")
+            } else {
+                ("<system-reminder>[Truncated: PARTIAL view", "<system-reminder>[Partial view: lines 1-")
+            };
+            !t.0.starts_with(their_open) || !o.0.starts_with(our_open) || t.1 || o.1
+        } else if let Some((_, opening, own)) = not_reproduced().into_iter().find(|(n, ..)| *n == i) {
             !t.0.starts_with(opening) || t.1 || o.0 != own || !o.1
         } else if let Some((_, anchors, own)) = in_words.iter().find(|(n, ..)| *n == i) {
             // The same words or not, a refusal of the input is wrapped as one by both.
@@ -408,6 +429,24 @@ async fn check(binary: &Path) {
     }
     assert_eq!(theirs.len(), ours.len());
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    // From 2.1.205 the first page's note follows the results: Claude Code's in a system message
+    // naming the file, Mneme's as text after the tool_result blocks, naming it too.
+    let long = |dir: &Path| dir.join("long.md").to_string_lossy().into_owned();
+    let their_note = stub.model_requests().into_iter().filter(|r| main(r)).any(|r| {
+        r.body["messages"].as_array().into_iter().flatten().any(|m| {
+            m["role"] == "system" && m.to_string().contains(&format!("{}: showing lines 1-", long(&theirs_dir)))
+        })
+    });
+    let our_note = stub2.model_requests().into_iter().any(|r| {
+        r.body["messages"].as_array().into_iter().flatten().any(|m| {
+            m["role"] == "user"
+                && m["content"].as_array().into_iter().flatten().any(|b| {
+                    b["type"] == "text" && b["text"].as_str().is_some_and(|t| t.starts_with(&format!("{}: [Partial view", long(&ours_dir))))
+                })
+        })
+    });
+    assert_eq!(their_note, release.read_page_note_after_result, "Claude Code's note after the results");
+    assert_eq!(our_note, release.read_page_note_after_result, "Mneme's note after the results");
     // A topic file's lines end at LF alone in every release, CRLF folded: a file of lone CRs is
     // one numbered line with its CRs inside, and a mixed file's lone CR stays inside its line.
     // The dream's safety net splits topic files so (`mneme_dream::safety`; only MEMORY.md's

@@ -445,6 +445,9 @@ pub struct Profile {
     /// a path outside the working directories and outside the memory folder is refused (with
     /// [`Profile::memory_agents_obey_permission_rules`] a shell command naming one is too).
     pub memory_agents_obey_read_block: bool,
+    /// A whole-file Read over the token cap returns its first page (with a note on how to read
+    /// on); before, it is refused as a range over the cap is.
+    pub read_first_page: bool,
     /// The note on a Read's first page (a whole file over the token cap) comes after the
     /// results, naming the file, instead of opening the result.
     pub read_page_note_after_result: bool,
@@ -756,6 +759,8 @@ pub enum Change {
     MemoryAgentsRefuseNetRoot,
     /// The memory agents' reads answer to `blockReadsOutsideWorkingDirectories`.
     MemoryAgentsObeyReadBlock,
+    /// A whole-file Read over the token cap returns its first page.
+    ReadFirstPage,
     /// A Read's first-page note comes after the results.
     ReadPageNoteAfterResult,
     /// Edit and Write refuse files a Read deny rule covers.
@@ -880,6 +885,7 @@ impl Change {
             Change::MemoryAgentsRefuseNetworkServers => p.memory_agents_refuse_network_servers = true,
             Change::MemoryAgentsRefuseNetRoot => p.memory_agents_refuse_net_root = true,
             Change::MemoryAgentsObeyReadBlock => p.memory_agents_obey_read_block = true,
+            Change::ReadFirstPage => p.read_first_page = true,
             Change::ReadPageNoteAfterResult => p.read_page_note_after_result = true,
             Change::WritesRefuseReadDenied => p.writes_refuse_read_denied = true,
             Change::SecretScanReadings => p.secret_scan_readings = true,
@@ -971,6 +977,7 @@ pub const BASELINE: Profile = Profile {
     memory_agents_refuse_network_servers: false,
     memory_agents_refuse_net_root: false,
     memory_agents_obey_read_block: false,
+    read_first_page: false,
     read_page_note_after_result: false,
     writes_refuse_read_denied: false,
     secret_scan_readings: false,
@@ -1036,6 +1043,7 @@ pub static CHANGES: &[(ClaudeVersion, Change)] = &[
     (ClaudeVersion::new(2, 1, 141), Change::GrepOnlyMatching),
     (ClaudeVersion::new(2, 1, 144), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 144)))),
     (ClaudeVersion::new(2, 1, 145), Change::BashReadOnly(BashReadOnlyTables(ClaudeVersion::new(2, 1, 145)))),
+    (ClaudeVersion::new(2, 1, 145), Change::ReadFirstPage),
     (ClaudeVersion::new(2, 1, 146), Change::FrontmatterRetryKeepsLists),
     (ClaudeVersion::new(2, 1, 147), Change::RecallSelector(RECALL_SELECTOR_2_1_147)),
     (ClaudeVersion::new(2, 1, 149), Change::ClaudeMdsSwitchCoversReads),
@@ -1331,7 +1339,9 @@ mod tests {
         assert!(!behaviours(v("2.1.250")).memory_agents_refuse_network_servers && behaviours(v("2.1.251")).memory_agents_refuse_network_servers);
         assert!(!behaviours(v("2.1.252")).memory_agents_refuse_net_root && behaviours(v("2.1.257")).memory_agents_refuse_net_root);
         assert!(!behaviours(v("2.1.252")).memory_agents_obey_read_block && behaviours(v("2.1.257")).memory_agents_obey_read_block);
-        // A Read's first-page note after the results from 2.1.205 (row 98).
+        // A whole file over the token cap paged from 2.1.145, the note after the results from
+        // 2.1.205 (row 98).
+        assert!(!behaviours(v("2.1.144")).read_first_page && behaviours(v("2.1.145")).read_first_page);
         assert!(!behaviours(v("2.1.204")).read_page_note_after_result && behaviours(v("2.1.205")).read_page_note_after_result);
         // Frontmatter: Bun 1.3's parser from the first binary, its retry keeping lists from
         // 2.1.146 and untabbing from 2.1.163, Bun 1.4's parser from 2.1.181.

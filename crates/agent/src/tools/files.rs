@@ -377,7 +377,9 @@ impl Tools {
             return Err(Failure::Failed(messages::too_large_even_allowed(tokens, MAX_ALLOW_LARGE_TOKENS)));
         }
         if tokens > MAX_READ_TOKENS && !allow_large {
-            if offset > 1 || limit.is_some() {
+            // A range over the cap is refused; so is a whole file before 2.1.145, which from
+            // then on gets its first page.
+            if offset > 1 || limit.is_some() || !self.release.read_first_page {
                 return Err(Failure::Failed(messages::too_many_tokens(tokens, MAX_READ_TOKENS) + hint));
             }
             let (page, page_lines, note) = first_page(&text, tokens, total);
@@ -695,7 +697,10 @@ mod tests {
         let call = serde_json::json!({"file_path": file});
         let note = messages::first_page_lines(5_000, 7_001, 29_750, MAX_READ_TOKENS);
         let page = number_lines(&"0123456789abcdef\n".repeat(5_000)[..16 * 5_000 + 4_999], 1);
-        for (release, after, allow_large) in [("2.1.204", false, false), ("2.1.205", true, false), ("2.1.296", true, true)] {
+        let mut before = tools_for(dir.path(), "2.1.144");
+        let refused = messages::too_many_tokens(29_750, MAX_READ_TOKENS);
+        assert_eq!(before.read(call.as_object().unwrap()), Err(Failure::Failed(refused)));
+        for (release, after, allow_large) in [("2.1.145", false, false), ("2.1.204", false, false), ("2.1.205", true, false), ("2.1.296", true, true)] {
             let mut tools = tools_for(dir.path(), release);
             let got = tools.read(call.as_object().unwrap()).unwrap();
             if after {
