@@ -37,17 +37,18 @@ impl World {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_claude_folder_removed_and_made_again_is_watched_again() {
-    let w = world();
+    let mut w = world();
     // The shell watches the project's `.claude` (recursively) and the cache relies on that.
     w.events.watch_project(&w.repo, &w.home.memdir_for(&w.repo));
     assert!(w.cached().block.contains("RULE-ONE"));
-    let rules = w.repo.join(".claude/rules");
-    w.after_batch(|| std::fs::remove_dir_all(w.repo.join(".claude")).unwrap()).await;
-    let before = w.batches();
+    let claude = w.repo.join(".claude");
+    let rules = claude.join("rules");
+    w.after_change(&claude, || std::fs::remove_dir_all(&claude).unwrap()).await;
+    while w.changes.try_recv().is_ok() {}
     write_file(&rules.join("style.md"), "RULE-TWO\n");
     w.until("the rule written again", |v| v.block.contains("RULE-TWO")).await;
     // Once the watcher has reported the new folder, a view is kept again.
-    w.batches_after(before, 1).await;
+    w.heard_of(&claude).await;
     w.cached();
     // The folder's old watch went with the old folder: the new one must be watched.
     write_file(&rules.join("style.md"), "RULE-THREE\n");
@@ -61,13 +62,14 @@ async fn a_project_moved_away_and_made_again_is_watched_again() {
     let memdir = w.home.memdir_for(&w.repo);
     w.events.watch_project(&w.repo, &memdir);
     assert!(w.cached().block.contains("Use tabs."));
-    w.after_batch(|| std::fs::rename(&w.repo, w.home.root.join("repo-old")).unwrap()).await;
-    let before = w.batches();
+    let (repo, old) = (w.repo.clone(), w.home.root.join("repo-old"));
+    w.after_change(&repo, || std::fs::rename(&repo, &old).unwrap()).await;
+    while w.changes.try_recv().is_ok() {}
     let _ = w.home.git_repo("repo");
     write_file(&w.repo.join("CLAUDE.md"), "SECOND\n");
     w.until("the new project's CLAUDE.md", |v| v.block.contains("SECOND")).await;
     // Once the watcher has reported the new folder, a view is kept again.
-    w.batches_after(before, 1).await;
+    w.heard_of(&repo).await;
     w.cached();
     while w.changes.try_recv().is_ok() {}
     // Neither the cache's watch nor the shell's may follow the old folder to its new name.
@@ -180,10 +182,11 @@ async fn a_git_folder_made_in_the_project_folder_reaches_pages_and_drops_the_vie
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_sub_folder_and_a_claude_md_in_it_show_on_the_next_call() {
-    let w = world();
+    let mut w = world();
     w.cached();
-    let docs = w.repo.join("logs/docs");
-    w.after_batch(|| std::fs::create_dir_all(&docs).unwrap()).await;
+    let logs = w.repo.join("logs");
+    let docs = logs.join("docs");
+    w.after_change(&logs, || std::fs::create_dir_all(&docs).unwrap()).await;
     w.cached();
     write_file(&docs.join("CLAUDE.md"), "Docs.\n");
     w.until("a CLAUDE.md in the new sub-folder", |v| v.nested_candidates.contains(&docs.join("CLAUDE.md"))).await;
@@ -194,10 +197,9 @@ async fn a_claude_md_made_in_the_deepest_folder_the_walk_looks_into_shows_on_the
     let w = world();
     // The nested walk looks for instructions eight folders down (and no deeper).
     let deep = w.repo.join("a/b/c/d/e/f/g/h");
-    let before = w.batches();
+    // Made before the view (and its watches): no batch comes of it.
     std::fs::create_dir_all(&deep).unwrap();
     assert!(w.cached().nested_candidates.is_empty());
-    w.batches_after(before, 1).await;
     write_file(&deep.join("CLAUDE.md"), "DEEP\n");
     w.until("a CLAUDE.md eight folders down", |v| v.nested_candidates.contains(&deep.join("CLAUDE.md"))).await;
 }

@@ -65,19 +65,28 @@ impl World {
         panic!("no view was kept in 20 tries");
     }
 
-    /// How many batches the watcher has handed the cache so far.
-    pub fn batches(&self) -> u64 {
-        self.events.context_cache().stats().batches
+    /// Does `act` (a change at or under `at`) and returns once pages have heard of it, as
+    /// [`World::heard_of`] waits; batches from before are dropped first, so none of them can
+    /// answer for it.
+    pub async fn after_change<T>(&mut self, at: &Path, act: impl FnOnce() -> T) -> T {
+        while self.changes.try_recv().is_ok() {}
+        let done = act();
+        self.heard_of(at).await;
+        done
     }
 
-    /// Does `act` (a change in a folder the watcher watches) and returns once the watcher has
-    /// handed the cache a batch since: the kernel reports a change at once, so that batch
-    /// gathered it (a fixed wait only hoped so).
-    pub async fn after_batch<T>(&self, act: impl FnOnce() -> T) -> T {
-        let before = self.batches();
-        let done = act();
-        self.batches_after(before, 1).await;
-        done
+    /// Waits (at most 10 s) for a batch naming `at` or a path under it, or saying that
+    /// everything changed (an empty batch): the watcher has seen a change made there.
+    pub async fn heard_of(&mut self, at: &Path) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let batch = tokio::time::timeout_at(deadline, self.changes.recv()).await;
+            match batch.unwrap_or_else(|_| panic!("pages never heard of a change at {}", at.display())) {
+                Ok(batch) if batch.is_empty() || batch.iter().any(|p| p.starts_with(at)) => return,
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("the watcher stopped: {e}"),
+            }
+        }
     }
 
     /// Waits until the watcher has handed the cache `n` more batches than `before` (the cache
