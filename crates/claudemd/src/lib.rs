@@ -386,15 +386,8 @@ pub fn render_claude_md(options: &LoadOptions, files: &[LoadedFile]) -> String {
                 _ => std::borrow::Cow::Borrowed(mneme_core::text::js_trim(&f.content)),
             };
             let path = f.path.to_string_lossy();
-            // The loader marks files only for releases that clean MEMORY.md (2.1.304 on), whose
-            // cleaning the quoted text goes through.
-            if let (Some(_), Some(tags)) = (&f.unverified, profile.memory_index_tags) {
-                return format!(
-                    "Contents of {}{}:\n\n{}",
-                    managed::quoted_path(&path, tags),
-                    Layer::MANAGED_UNVERIFIED_DESCRIPTION,
-                    managed::quoted_text(&f.content, tags)
-                );
+            if let Some(block) = unverified_block(profile, f) {
+                return block;
             }
             // Before managed files had a label of their own, they carried the user's.
             let description = match f.layer {
@@ -466,6 +459,29 @@ fn contents_block(f: &LoadedFile) -> String {
     format!("Contents of {}:\n\n{}", f.path.to_string_lossy(), f.content)
 }
 
+/// A managed file the loader marked unverified (`LoadedFile::unverified`), as the release
+/// sends it: its path in JSON quotes, the unverified label, its text cleaned and quoted
+/// (docs/claude-code-versions.md, row 87); `None` for any other file. The start-up block and a
+/// conditional rule attached after a Read both send it so (2.1.337 renders both through one
+/// function).
+fn unverified_block(profile: &Profile, f: &LoadedFile) -> Option<String> {
+    // The loader marks files only for releases that clean MEMORY.md (2.1.304 on), whose
+    // cleaning the quoted text goes through.
+    let (Some(_), Some(tags)) = (&f.unverified, profile.memory_index_tags) else { return None };
+    Some(format!(
+        "Contents of {}{}:\n\n{}",
+        managed::quoted_path(&f.path.to_string_lossy(), tags),
+        Layer::MANAGED_UNVERIFIED_DESCRIPTION,
+        managed::quoted_text(&f.content, tags)
+    ))
+}
+
+/// A lazily attached file's block: the unverified form for a managed file the loader marked
+/// so, else `Contents of <path>:` and its text.
+fn lazy_block(profile: &Profile, f: &LoadedFile) -> String {
+    unverified_block(profile, f).unwrap_or_else(|| contents_block(f))
+}
+
 /// Lazily attached files as the release sends them (each file's content untrimmed); `""`
 /// when there are none. The oldest releases append them to the Read's result, a reminder per
 /// file joined by a blank line (printed here without the blank line that separates them from
@@ -476,12 +492,12 @@ pub fn render_lazy(profile: &Profile, files: &[LoadedFile]) -> String {
     match profile.lazy {
         LazyAttachment::InToolResult => files
             .iter()
-            .map(|f| format!("<system-reminder>\n{}\n</system-reminder>", contents_block(f)))
+            .map(|f| format!("<system-reminder>\n{}\n</system-reminder>", lazy_block(profile, f)))
             .collect::<Vec<_>>()
             .join("\n\n"),
-        LazyAttachment::SystemMessage => files.iter().map(contents_block).collect::<Vec<_>>().join("\n\n"),
+        LazyAttachment::SystemMessage => files.iter().map(|f| lazy_block(profile, f)).collect::<Vec<_>>().join("\n\n"),
         LazyAttachment::ReminderPerFile => {
-            files.iter().map(|f| format!("<system-reminder>\n{}\n</system-reminder>\n", contents_block(f))).collect()
+            files.iter().map(|f| format!("<system-reminder>\n{}\n</system-reminder>\n", lazy_block(profile, f))).collect()
         }
     }
 }

@@ -1054,6 +1054,14 @@ fn touched_uncached(opts: &LoadOptions, already_loaded: &Context, targets: &[Pat
             out.push(f);
         }
     }
+    // A managed conditional rule is judged as the start-up files are (2.1.337: the rules walk
+    // marks a managed file before keeping the conditional or the unconditional ones, and the
+    // attachment carries the mark).
+    if opts.cowork_session && opts.profile.unverified_managed_files {
+        for f in out.iter_mut().filter(|f| f.layer == Layer::Managed) {
+            f.unverified = crate::managed::why_session_could_write(&f.path, &opts.managed_dir);
+        }
+    }
     out
 }
 
