@@ -40,7 +40,8 @@ pub const KNOWN_RESTRICTIONS: &[&str] = &["ldr"];
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OrganizationSkip {
     /// The folder could not be searched (`hybrid_organization_check_failed`).
-    SearchFailed { path: PathBuf, error: String },
+    /// `permission`: the system refused to let Mneme read it (so permissions are the fix).
+    SearchFailed { path: PathBuf, error: String, permission: bool },
     /// Hybrid-organization records of another organization, or of several
     /// (`other_hybrid_organization`).
     OtherHybridOrganization { found: Found },
@@ -77,9 +78,12 @@ impl OrganizationSkip {
     pub fn explanation(&self) -> String {
         let code = self.code();
         match self {
-            OrganizationSkip::SearchFailed { path, error } => format!(
-                "the sessions could not be searched for the organizations they ran under ({}: {error}), and Claude Code does not dream over them then ({code}); fix the file's permissions and Mneme tries again at the next check",
-                path.display()
+            // Permissions are the fix only when the system refused: a drive that fails or a
+            // file that went away mid-search needs something else.
+            OrganizationSkip::SearchFailed { path, error, permission } => format!(
+                "the sessions could not be searched for the organizations they ran under ({}: {error}), and Claude Code does not dream over them then ({code}); {}, and Mneme tries again at the next check",
+                path.display(),
+                if *permission { "let your account read it (its permissions)" } else { "check that the drive holding it answers and the file can be read" }
             ),
             OrganizationSkip::OtherHybridOrganization { found: Found::One(org) } => format!(
                 "sessions in this folder ran under organization {org}, not the one Claude Code is signed in to, and Claude Code does not dream over them ({code}); sign in to that organization to dream here"
@@ -124,7 +128,7 @@ fn marked_lines(transcript_dir: &Path, marks: &[&str]) -> Result<Vec<String>, Or
             Ok(e) => e,
             // A transcript folder that is not there holds no sessions to dream over.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir == transcript_dir => return Ok(out),
-            Err(e) => return Err(OrganizationSkip::SearchFailed { path: dir, error: e.to_string() }),
+            Err(e) => return Err(search_failed(dir, &e)),
         };
         for entry in entries.flatten() {
             let path = entry.path();
@@ -133,13 +137,18 @@ fn marked_lines(transcript_dir: &Path, marks: &[&str]) -> Result<Vec<String>, Or
             if kind.is_dir() {
                 folders.push(path);
             } else if kind.is_file() && entry.file_name().to_string_lossy().contains(".jsonl") {
-                let failed = |e: std::io::Error| OrganizationSkip::SearchFailed { path: path.clone(), error: e.to_string() };
+                let failed = |e: std::io::Error| search_failed(path.clone(), &e);
                 let file = std::fs::File::open(&path).map_err(failed)?;
                 marked_lines_of(file, &finders, &mut out).map_err(failed)?;
             }
         }
     }
     Ok(out)
+}
+
+/// The search could not read `path`.
+fn search_failed(path: PathBuf, e: &std::io::Error) -> OrganizationSkip {
+    OrganizationSkip::SearchFailed { path, error: e.to_string(), permission: e.kind() == std::io::ErrorKind::PermissionDenied }
 }
 
 /// The lines of one transcript that hold a mark, in file order, each once. Transcripts run to
@@ -403,6 +412,15 @@ mod tests {
             self.rest = &self.rest[n..];
             Ok(n)
         }
+    }
+
+    #[test]
+    fn a_failed_search_names_permissions_only_when_the_system_refused() {
+        let refused = search_failed(PathBuf::from("/t/a.jsonl"), &std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert!(refused.explanation().contains("its permissions"), "{}", refused.explanation());
+        let failing = search_failed(PathBuf::from("/t/a.jsonl"), &std::io::Error::from_raw_os_error(5));
+        let said = failing.explanation();
+        assert!(said.contains("/t/a.jsonl") && said.contains("drive holding it answers") && !said.contains("permission"), "{said}");
     }
 
     #[test]
