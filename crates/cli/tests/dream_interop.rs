@@ -24,45 +24,35 @@ const LOCK_GEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../dream/tests/data
 /// binary; `None` (the test is skipped) without one, unless `MNEME_REQUIRE_CLAUDE=1`.
 fn claude_lock() -> Option<&'static Path> {
     static SCRIPT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    SCRIPT
-        .get_or_init(|| match cut_lock_code(&claude_code::pinned()?, "pinned") {
-            Cut::Driver(script) => Some(script),
-            Cut::NoAutoDream(why) => {
-                claude_code::skip(&format!("the pinned Claude Code has no lock to interoperate with: {why}"));
-                None
-            }
-        })
-        .as_deref()
-}
-
-/// What the cutter made of a binary.
-enum Cut {
-    /// The driver script, with the release's own lock code.
-    Driver(PathBuf),
-    /// The release holds no consolidationLock module at all (auto dream not built in): the
-    /// cutter's own sentence saying so.
-    NoAutoDream(String),
+    SCRIPT.get_or_init(|| Some(cut_lock_code(&claude_code::pinned()?, "pinned"))).as_deref()
 }
 
 /// The cutter's exit status for a binary that holds no consolidationLock module at all.
 const NO_LOCK_MODULE: i32 = 3;
 
 /// Cuts the lock code out of `bin` into a driver script named by `tag`. A binary whose lock
-/// code the cutter cannot find fails the test; one with no lock code at all is said so.
-fn cut_lock_code(bin: &Path, tag: &str) -> Cut {
+/// code the cutter cannot find fails the test, one the cutter finds no lock module in at all
+/// too: every release Mneme follows has auto dream (docs/claude-code-versions.md, its server
+/// flag in every release checked), so that is the cutter missing a layout, not a release to
+/// pass over (which would let the test pass having checked nothing).
+fn cut_lock_code(bin: &Path, tag: &str) -> PathBuf {
     let out = Command::new("node").arg(LOCK_GEN).arg(bin).output().unwrap_or_else(|e| {
         panic!("node is needed to cut Claude Code's lock code ({e}); install it with `sudo apt-get install nodejs` (npm test needs it too)")
     });
-    if out.status.code() == Some(NO_LOCK_MODULE) {
-        return Cut::NoAutoDream(String::from_utf8_lossy(&out.stderr).trim().to_string());
-    }
+    assert_ne!(
+        out.status.code(),
+        Some(NO_LOCK_MODULE),
+        "{LOCK_GEN} found no lock module in {}, yet every release Mneme follows has auto dream: teach it this release's layout. It said: {}",
+        bin.display(),
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
     assert!(out.status.success(), "{LOCK_GEN} could not cut the lock code from {}: {}", bin.display(), String::from_utf8_lossy(&out.stderr));
     // A name of its own per process: test processes may run at once.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("claude-code-lock");
     fs::create_dir_all(&dir).unwrap();
     let script = dir.join(format!("consolidation_lock_cc-{tag}-{}.mjs", std::process::id()));
     fs::write(&script, &out.stdout).unwrap();
-    Cut::Driver(script)
+    script
 }
 
 /// A node process running Claude Code's lock functions on one memory folder; its PID is the
@@ -257,7 +247,7 @@ fn claude_codes_lock_blocks_mneme_and_a_dead_claude_codes_lock_is_reclaimed() {
 /// text whose functions take the memory folder (2.1.257 to 2.1.278 inside a larger chunk,
 /// 2.1.332 and 2.1.337 as a chunk of their own). Each blocks Mneme while it holds the lock and,
 /// rolled back with no lock before, leaves none behind; after Mneme's dream it reads Mneme's
-/// mtime as the last consolidation. A release built without auto dream is said, not checked.
+/// mtime as the last consolidation.
 #[test]
 fn every_releases_lock_code_blocks_mneme_and_rolls_back() {
     let releases = claude_code::all();
@@ -270,14 +260,7 @@ fn every_releases_lock_code_blocks_mneme_and_rolls_back() {
         let running: Vec<_> = releases.iter().map(|(v, bin)| s.spawn(move || cut_lock_code(bin, &v.to_string()))).collect();
         releases.iter().map(|(v, _)| *v).zip(running.into_iter().map(|t| t.join().expect("the cutter's thread"))).collect()
     });
-    for (v, cut) in cuts {
-        let script = match cut {
-            Cut::Driver(script) => script,
-            Cut::NoAutoDream(why) => {
-                eprintln!("Claude Code {v} has no auto dream, so no lock to check against Mneme's: {why}");
-                continue;
-            }
-        };
+    for (v, script) in cuts {
         let (h, repo, mem) = project();
         let mut cc = ClaudeCode::start_with(&script, &mem);
         assert_eq!(cc.acquire(), Some(0.0), "{v}: no lock file before");
