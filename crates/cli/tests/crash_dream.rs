@@ -12,30 +12,17 @@
 mod common;
 mod killing;
 
-use killing::{files_of, kill_at_random, span_of, temps_under, Ended};
+use killing::{cmd, ok, files_of, kill_at_random, span_of, temps_under, Ended};
 use mneme_testsupport::TestHome;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// Runs stop once this many kills landed inside a dream's or an undo's writes (and `MIN_RUNS`
 /// ran).
 const WANT_BETWEEN: usize = 3;
 const MIN_RUNS: usize = 25;
 const MAX_RUNS: usize = 250;
-
-fn cmd(h: &TestHome, repo: &Path, args: &[&str]) -> Command {
-    let mut c = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
-    c.current_dir(repo).arg("--managed-dir").arg(h.root.join("managed")).args(args);
-    c
-}
-
-fn ok(h: &TestHome, repo: &Path, args: &[&str]) -> String {
-    let out = cmd(h, repo, args).output().unwrap();
-    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The memory folder's files as Claude Code sees them (no dot files: the lock, temporary files).
 fn memories(mem: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -11,13 +11,12 @@
 
 mod killing;
 
-use killing::{files_of, kill_at_random, span_of, temps_under, Ended};
+use killing::{cmd, ok, files_of, kill_at_random, span_of, temps_under, Ended};
 use mneme_testsupport::{topic, TestHome};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 /// Runs stop once this many kills landed inside the merge's writes (and `MIN_RUNS` ran).
 const WANT_BETWEEN: usize = 4;
@@ -25,18 +24,6 @@ const MIN_RUNS: usize = 20;
 const MAX_RUNS: usize = 150;
 /// The orphan's memories: enough that the moves take a while.
 const FILES: usize = 24;
-
-fn cmd(h: &TestHome, repo: &Path, args: &[&str]) -> Command {
-    let mut c = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
-    c.current_dir(repo).arg("--managed-dir").arg(h.root.join("managed")).args(args);
-    c
-}
-
-fn ok(h: &TestHome, repo: &Path, args: &[&str]) -> String {
-    let out = cmd(h, repo, args).output().unwrap();
-    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 struct World {
     h: TestHome,

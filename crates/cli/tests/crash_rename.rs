@@ -10,29 +10,15 @@
 
 mod killing;
 
-use killing::{kill_at_random, span_of, temps_under, Ended};
+use killing::{cmd, ok, kill_at_random, span_of, temps_under, Ended};
 use mneme_testsupport::{topic, TestHome};
 use serde_json::{json, Value};
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 /// Runs stop once this many kills landed between the move and the index (and `MIN_RUNS` ran).
 const WANT_BETWEEN: usize = 3;
 const MIN_RUNS: usize = 30;
 const MAX_RUNS: usize = 400;
-
-fn cmd(h: &TestHome, repo: &Path, args: &[&str]) -> Command {
-    let mut c = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
-    c.current_dir(repo).arg("--managed-dir").arg(h.root.join("managed")).args(args);
-    c
-}
-
-fn ok(h: &TestHome, repo: &Path, args: &[&str]) -> String {
-    let out = cmd(h, repo, args).output().unwrap();
-    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The index with the memory's line pointing at `rel`: everything else as the user wrote it.
 fn index_for(rel: &str) -> String {

@@ -8,26 +8,12 @@
 
 mod killing;
 
-use killing::{kill_at_random, span_of, temps_under, Ended};
+use killing::{cmd, ok, kill_at_random, span_of, temps_under, Ended};
 use mneme_testsupport::TestHome;
 use serde_json::{json, Map, Value};
 use std::fs;
-use std::path::Path;
-use std::process::Command;
 
 const RUNS: usize = 60;
-
-fn cmd(h: &TestHome, repo: &Path, args: &[&str]) -> Command {
-    let mut c = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
-    c.current_dir(repo).arg("--managed-dir").arg(h.root.join("managed")).args(args);
-    c
-}
-
-fn ok(h: &TestHome, repo: &Path, args: &[&str]) -> String {
-    let out = cmd(h, repo, args).output().unwrap();
-    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The writes taken in turn, and the key and value each sets (`None`: removes it).
 fn step(i: usize, dir: &str) -> (Vec<String>, &'static str, Option<Value>) {

@@ -10,12 +10,11 @@
 
 mod killing;
 
-use killing::{kill_at_random, span_of, temps_under, Ended};
+use killing::{cmd, ok, kill_at_random, span_of, temps_under, Ended};
 use mneme_testsupport::{topic, TestHome};
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Runs stop once this many kills left a state between two writes (and `MIN_RUNS` ran).
 const WANT_BETWEEN: usize = 4;
@@ -24,18 +23,6 @@ const MAX_RUNS: usize = 400;
 
 const INDEX: &str = "- [First](z1.md) — one\n- [Alpha, by hand](a.md) — a hook of my own\n- [Last](z2.md) — two\n";
 const WITHOUT_A: &str = "- [First](z1.md) — one\n- [Last](z2.md) — two\n";
-
-fn cmd(h: &TestHome, repo: &Path, args: &[&str]) -> Command {
-    let mut c = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
-    c.current_dir(repo).arg("--managed-dir").arg(h.root.join("managed")).args(args);
-    c
-}
-
-fn ok(h: &TestHome, repo: &Path, args: &[&str]) -> String {
-    let out = cmd(h, repo, args).output().unwrap();
-    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// The trash entry folders holding a record, and the copies of `a.md` anywhere in the trash.
 fn trash_state(data: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {

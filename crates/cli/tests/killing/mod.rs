@@ -9,9 +9,24 @@
 use std::fs;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
+use mneme_testsupport::TestHome;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The real `mneme` in `repo`, with the test's home and its own managed folder.
+pub fn cmd(h: &TestHome, repo: &Path, args: &[&str]) -> Command {
+    let mut c = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
+    c.current_dir(repo).arg("--managed-dir").arg(h.root.join("managed")).args(args);
+    c
+}
+
+/// Runs `mneme args` in `repo` and answers its stdout; fails the test when it fails.
+pub fn ok(h: &TestHome, repo: &Path, args: &[&str]) -> String {
+    let out = cmd(h, repo, args).output().unwrap();
+    assert!(out.status.success(), "mneme {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
 
 /// A pause in `[0, span)` microseconds, mixed from the run's number and the clock: the number
 /// spreads the kills over the span from run to run, the clock keeps reruns from repeating one
