@@ -9,7 +9,7 @@
 use mneme_api::{ApiError, ErrorCode, FixedClock, Mneme, ProjectInfo};
 use mneme_core::sanitize::sanitize_path;
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::hung_drive::{self, config_folder_on, record_session as session, NEVER};
+use mneme_testsupport::hung_drive::{self, config_on_a_drive, record_session as session, recorded_project, NEVER};
 use mneme_testsupport::{wait, write_file, TestHome};
 use std::path::Path;
 use std::sync::Arc;
@@ -47,9 +47,7 @@ fn a_project_on_a_hung_drive_is_listed_as_not_answering_and_the_others_as_they_a
     let unrecorded = drive.path().join("notes");
     std::fs::create_dir_all(&unrecorded).unwrap();
     write_file(&home.memdir_for(&unrecorded).join("MEMORY.md"), "- [Build](build.md) — how to build\n");
-    let healthy = home.root.join("alpha");
-    std::fs::create_dir_all(&healthy).unwrap();
-    session(&home, &healthy, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
+    let healthy = recorded_project(&home, "alpha", "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
     let gone = home.root.join("gone");
     session(&home, &gone, "7d3e1a3a-4155-4f9c-9c73-2e3f4a5b6c7d");
     let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
@@ -98,11 +96,8 @@ fn a_project_on_a_hung_drive_is_listed_as_not_answering_and_the_others_as_they_a
 #[test]
 fn a_config_folder_on_a_hung_drive_fails_the_list_saying_so_instead_of_hanging() {
     let mut home = TestHome::new();
-    let Some(drive) = Exfat::mount(&home.root.join("drives/config")) else { return };
-    let config = config_folder_on(&mut home, &drive);
-    let project = home.root.join("alpha");
-    std::fs::create_dir_all(&project).unwrap();
-    session(&home, &project, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
+    let Some((drive, config)) = config_on_a_drive(&mut home) else { return };
+    let project = recorded_project(&home, "alpha", "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
     write_file(&home.memdir_for(&project).join("MEMORY.md"), "- [Build](build.md) — how to build\n");
     let mneme = Mneme::new(home.env.clone(), Arc::new(FixedClock::at_unix_secs(1_700_000_000)));
     let before = projects(&mneme);

@@ -6,7 +6,7 @@
 #![cfg(target_os = "linux")]
 
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::hung_drive::{self, config_folder_on, record_session as session, NEVER};
+use mneme_testsupport::hung_drive::{self, config_on_a_drive, record_session as session, recorded_project, NEVER};
 use mneme_testsupport::TestHome;
 use std::path::Path;
 use std::process::Output;
@@ -34,9 +34,7 @@ fn mneme_projects_says_which_drive_is_not_answering() {
     let on_stick = drive.path().join("proj");
     std::fs::create_dir_all(&on_stick).unwrap();
     session(&home, &on_stick, "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b");
-    let healthy = home.root.join("alpha");
-    std::fs::create_dir_all(&healthy).unwrap();
-    session(&home, &healthy, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
+    let healthy = recorded_project(&home, "alpha", "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
 
     let hung = hung_drive::stop(&drive, &on_stick, NEVER);
     let text = projects(&home, &[]);
@@ -64,11 +62,8 @@ fn mneme_projects_says_which_drive_is_not_answering() {
 #[test]
 fn mneme_projects_says_the_config_folder_is_not_answering_instead_of_hanging() {
     let mut home = TestHome::new();
-    let Some(drive) = Exfat::mount(&home.root.join("drives/config")) else { return };
-    let config = config_folder_on(&mut home, &drive);
-    let project = home.root.join("alpha");
-    std::fs::create_dir_all(&project).unwrap();
-    session(&home, &project, "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
+    let Some((drive, config)) = config_on_a_drive(&mut home) else { return };
+    let project = recorded_project(&home, "alpha", "6c2d0f2f-3044-4e8b-8b62-1d2e3f4a5b6c");
     assert!(projects(&home, &[]).contains(&project.display().to_string()));
 
     let hung = drive.hang(NEVER);

@@ -9,7 +9,7 @@
 use mneme_core::{Clock, SystemClock};
 use mneme_scheduler::{start, Event, Folders, JobKind, Jobs, Outcome, RunRecord, SchedulerConfig, SchedulerHandle};
 use mneme_testsupport::exfat::Exfat;
-use mneme_testsupport::hung_drive::{self, config_folder_on, GIVE_UP};
+use mneme_testsupport::hung_drive::{self, config_on_a_drive, GIVE_UP};
 use mneme_testsupport::{wait, TestHome};
 use serde_json::json;
 use std::io::Write;
@@ -340,8 +340,7 @@ async fn a_session_first_seen_while_its_drive_hangs_is_skipped_and_opened_once_i
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dream_loop_starts_while_claude_codes_own_folder_is_on_a_hung_drive() {
     let mut home = TestHome::new();
-    let Some(drive) = Exfat::mount(&home.root.join("drives/config")) else { return };
-    let config = config_folder_on(&mut home, &drive);
+    let Some((drive, config)) = config_on_a_drive(&mut home) else { return };
     home.write(config.join("settings.json"), r#"{"autoDreamEnabled": true}"#);
     let project = home.root.join("zeta");
     let memory = ready_to_dream(&home, &project);

@@ -51,6 +51,24 @@ pub fn record_session(home: &TestHome, project: &Path, sid: &str) {
     write_file(&mneme_store::paths::transcript_dir(&home.env, project).join(format!("{sid}.jsonl")), &format!("{line}\n"));
 }
 
+/// A project folder at `rel` under `home`'s root (made) with one session of Claude Code's
+/// recorded in it as [`record_session`] records it.
+pub fn recorded_project(home: &TestHome, rel: &str, sid: &str) -> PathBuf {
+    let project = home.root.join(rel);
+    std::fs::create_dir_all(&project).expect("make the project folder");
+    record_session(home, &project, sid);
+    project
+}
+
+/// An exFAT drive mounted at `<root>/drives/config` holding `home`'s Claude Code configuration
+/// folder ([`config_folder_on`]), and that folder; `None` as [`Exfat::mount`] answers it (not
+/// root: the test passes without checking).
+pub fn config_on_a_drive(home: &mut TestHome) -> Option<(Exfat, PathBuf)> {
+    let drive = Exfat::mount(&home.root.join("drives/config"))?;
+    let config = config_folder_on(home, &drive);
+    Some((drive, config))
+}
+
 /// Moves `home`'s Claude Code configuration folder (`CLAUDE_CONFIG_DIR`: every project's
 /// transcripts and memory) onto `drive`, as `<drive>/.claude`, and answers it. Commands built
 /// with [`crate::command_in`] afterwards see it too.
