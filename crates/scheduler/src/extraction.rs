@@ -264,9 +264,8 @@ impl ExtractionLoop {
                 return;
             }
         };
-        // The dream loop hears of the turn end now, as Claude Code's dream starts at the turn end
-        // beside its extraction, not after it: a model that takes minutes (or never answers)
-        // must not hold a dream back. From 2.1.337 no dream starts from a session that read a
+        // The dream loop hears of the turn end now, before extraction's model run: a model that
+        // takes minutes (or never answers) must not hold a dream back. From 2.1.337 no dream starts from a session that read a
         // saved claude.ai chat, the turn that read it included (row 75), so that read is looked
         // for here too, whether or not extraction runs for this turn (auto memory or Mneme's
         // extraction off for the project, a model provider resting, a drive not answering):

@@ -158,9 +158,8 @@ async fn no_dream_fires_from_a_chat_reading_session_while_extraction_is_off_for_
     assert!(!memory.join(".consolidate-lock").exists(), "dreamed from a session that read a saved chat");
 }
 
-/// Claude Code's dream starts at a turn end beside its extraction, not after it: a model that
-/// does not answer the extraction's request does not hold the dream back (the dream loop hears
-/// of the turn end before the extraction's model run).
+/// A model that does not answer the extraction's request does not hold the dream back: the
+/// dream loop hears of the turn end before the extraction's model run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_model_that_does_not_answer_the_extraction_does_not_hold_the_dream_back() {
     let home = TestHome::new();
