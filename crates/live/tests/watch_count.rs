@@ -4,9 +4,8 @@
 
 use mneme_api::{ContextRequest, FixedClock, Mneme};
 use mneme_live::events::Events;
-use mneme_testsupport::{inotify_watches, write_file, TestHome};
+use mneme_testsupport::{inotify_watches, wait, write_file, TestHome};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -44,11 +43,7 @@ async fn the_cache_watches_no_virtual_environment_and_lets_go_of_dropped_views()
     // A change drops the view and the page builds it again: no more watches than before.
     let before = cache.stats().batches;
     write_file(&repo.join("CLAUDE.md"), "Use spaces.\n");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while cache.stats().batches == before {
-        assert!(Instant::now() < deadline, "the edit was not reported");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    wait::until_async("the edit reported", || async { cache.stats().batches > before }).await;
     assert!(kept().block.contains("Use spaces."));
     assert!(inotify_watches() <= with_view, "{} watches after a rebuild, {with_view} before", inotify_watches());
     // A project of 1,500 ordinary folders: each is watched while its view is kept; once no view

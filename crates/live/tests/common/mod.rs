@@ -89,6 +89,11 @@ impl World {
         }
     }
 
+    /// How many batches the watcher has handed the cache so far.
+    pub fn batches(&self) -> u64 {
+        self.events.context_cache().stats().batches
+    }
+
     /// Waits until the watcher has handed the cache `n` more batches than `before` (the cache
     /// hears of every batch, pages only of those they may show).
     pub async fn batches_after(&self, before: u64, n: u64) {
