@@ -2,7 +2,7 @@
 //! the turn end (offline), prints the run, records it for `mneme daemon runs`, and stops cleanly
 //! on SIGTERM; `install-unit` writes a systemd user unit that runs this binary.
 
-use mneme_testsupport::TestHome;
+use mneme_testsupport::{wait, TestHome};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::Command;
@@ -104,16 +104,11 @@ fn a_closed_standard_output_does_not_stop_the_daemon() {
     stderr.read_line(&mut line).unwrap();
     assert!(line.contains("cannot write to standard output") && line.contains("carrying on"), "{line}");
     // The run it could not print is in the run log, and the daemon is still there to stop.
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let runs = loop {
+    let runs = wait::value("the extraction run in `mneme daemon runs`", || {
         let out = command(&h, &["daemon", "runs"]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if text.contains("● Saved 1 memory") {
-            break text;
-        }
-        assert!(std::time::Instant::now() < deadline, "no run recorded within 30 s: {text}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        text.contains("● Saved 1 memory").then_some(text)
+    });
     assert!(runs.starts_with("[extraction] "), "{runs}");
     assert!(child.try_wait().unwrap().is_none(), "the daemon stopped");
     rustix_kill(child.id());

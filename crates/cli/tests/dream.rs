@@ -5,13 +5,13 @@
 mod common;
 
 use mneme_stub_model::StubModel;
-use mneme_testsupport::TestHome;
+use mneme_testsupport::{wait, TestHome};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn command(h: &TestHome, cwd: &Path, args: &[&str]) -> Command {
     let mut cmd = mneme_testsupport::command_in(env!("CARGO_BIN_EXE_mneme"), h);
@@ -169,11 +169,9 @@ fn two_processes_racing_consolidate_exactly_once() {
 }
 
 fn wait_for_lock_pid(mem: &Path, pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while fs::read_to_string(mem.join(".consolidate-lock")).ok().as_deref() != Some(&pid.to_string()) {
-        assert!(Instant::now() < deadline, "the dreamer never took the lock");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait::until_within(Duration::from_secs(60), &format!("the dreamer (PID {pid}) to take the lock"), || {
+        fs::read_to_string(mem.join(".consolidate-lock")).ok().as_deref() == Some(&pid.to_string())
+    });
 }
 
 #[test]
@@ -187,11 +185,7 @@ fn a_dream_in_progress_blocks_another_and_a_killed_dreamers_lock_is_reclaimed() 
     fs::write(data.join("providers.json"), format!("{{\"kind\": \"anthropic\", \"base_url\": \"{}\"}}", stub.base_url())).unwrap();
     let mut first: Child = command(&h, &repo, &["dream", "run"]).spawn().unwrap();
     wait_for_lock_pid(&mem, first.id());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while stub.model_requests().is_empty() {
-        assert!(Instant::now() < deadline, "the dreamer never asked the model");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait::until_within(Duration::from_secs(60), "the dreamer to ask the model", || !stub.model_requests().is_empty());
 
     let err = fails(&h, &repo, &["dream", "run", "--offline"]);
     assert!(
