@@ -1247,6 +1247,9 @@ async function main() {
       await nav('Dreams');
       await waitFor('the organization gate to open again', async () => (await page.getByTestId('gate-organization').getAttribute('data-state')) === 'open');
       if (await page.getByTestId('dream-organization-note').count()) fail('the organization note stays once the sessions are gone');
+      // This release looks (the fixture's Claude Code is 2.1.331 or later), so the gate may say the folder is clear.
+      const orgGate = page.getByTestId('gate-organization');
+      if ((await orgGate.locator('.gate-value').textContent())?.trim() !== 'clear') fail(`the open organization gate reads ${await orgGate.locator('.gate-value').textContent()}`);
     });
 
     await step('Dreams with `mneme serve --scheduler`: the scheduler dreams by itself, its runs are listed, a turn end shows live', async () => {

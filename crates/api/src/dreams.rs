@@ -127,6 +127,42 @@ pub struct DreamLock {
     pub stale_at_ms: Option<i64>,
 }
 
+/// What the release looks for in the folder's sessions before it dreams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "camelCase")]
+pub enum DreamOrganizationChecks {
+    /// Nothing: the release has no such look (it came in 2.1.331).
+    None,
+    /// Sessions of another organization (hybrid-organization records).
+    Organizations,
+    /// Those, and sessions of a limited-retention owner who is not the sign-in (2.1.337, with
+    /// its server flag on).
+    OrganizationsAndOwners,
+}
+
+impl From<mneme_dream::organization::Checks> for DreamOrganizationChecks {
+    fn from(c: mneme_dream::organization::Checks) -> Self {
+        use mneme_dream::organization::Checks;
+        match c {
+            Checks::None => DreamOrganizationChecks::None,
+            Checks::Organizations => DreamOrganizationChecks::Organizations,
+            Checks::OrganizationsAndOwners => DreamOrganizationChecks::OrganizationsAndOwners,
+        }
+    }
+}
+
+impl DreamOrganizationChecks {
+    /// The sentence for a folder where the look found nothing to skip for.
+    pub fn clear_note(self) -> &'static str {
+        match self {
+            DreamOrganizationChecks::None => "not checked: this Claude Code release does not look at the organizations sessions ran under (2.1.331 and later do)",
+            DreamOrganizationChecks::Organizations => "no session here ran under another organization",
+            DreamOrganizationChecks::OrganizationsAndOwners => "no session here ran under another organization or for a limited-retention owner who is not you",
+        }
+    }
+}
+
 /// Why Claude Code (and so Mneme's background dreams) skips this folder for the organizations
 /// its sessions ran under: the scheduler's own reason, which it otherwise says only in the run
 /// log.
@@ -202,6 +238,9 @@ pub struct DreamGates {
     /// is open, for the organizations its sessions ran under; `None` when it does not (or the
     /// release has no such check).
     pub organization: Option<DreamOrganizationSkip>,
+    /// What that look covers for this release and its server flag, so "no session ran under
+    /// another organization" is said only where it was looked for.
+    pub organization_checks: DreamOrganizationChecks,
     /// The first gate that blocks; `None` when an automatic dream would start now.
     pub blocked_by: Option<DreamGate>,
     /// What blocks, in a sentence.
@@ -893,6 +932,7 @@ impl Mneme {
         // The scheduler's own last look, so the screen says why a dream whose other gates are
         // open never runs (it was said only in the run log).
         let organization: Option<DreamOrganizationSkip> = site.organization_skip(&profile).map(Into::into);
+        let organization_checks = site.organization_checks(&profile).into();
         let DreamSite { target, enabled, flags, env } = site;
         let offer = flags.claude_code_offer(&env, &profile);
         let (claude_code_offers, offer_note) = (offer_known(offer), offer_note(offer));
@@ -936,6 +976,7 @@ impl Mneme {
             throttled_until_ms: s.throttled_until_ms,
             next_eligible_ms: s.next_eligible_at_ms,
             organization,
+            organization_checks,
             blocked_by,
             blocked_explanation,
             pending,

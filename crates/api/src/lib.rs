@@ -54,7 +54,7 @@ pub use error::{ApiError, ErrorCode};
 pub use diff::{line_diff, DiffLine, DiffOp, LineDiff};
 pub use dreams::{
     BackgroundRun, DailyLog, DreamFile, DreamFileAction, DreamGate, DreamGates, DreamHistory, DreamKeptBytes, DreamListItem,
-    DreamLock, DreamModeName, DreamOffReason, DreamOrganizationSkip, DreamRefusal, DreamState, DreamTrashed, DreamTrigger,
+    DreamLock, DreamModeName, DreamOffReason, DreamOrganizationChecks, DreamOrganizationSkip, DreamRefusal, DreamState, DreamTrashed, DreamTrigger,
     DreamView, JobName, RunOutcome, SchedulerEvent, LOG_DAYS_SHOWN,
 };
 pub use files::{FileText, SavedFile, SavedMemory};

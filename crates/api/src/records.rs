@@ -80,6 +80,8 @@ pub struct DreamGateStatus {
     /// organizations its sessions ran under once every other gate is open (see
     /// [`crate::DreamGates::organization`]).
     pub organization: Option<crate::DreamOrganizationSkip>,
+    /// What that look covers ([`crate::DreamGates::organization_checks`]).
+    pub organization_checks: crate::DreamOrganizationChecks,
 }
 
 /// Which model runs a job: the offline engine, the provider saved in Settings, or one named
@@ -165,6 +167,7 @@ impl Mneme {
         let profile = self.rendered_for(None).1;
         // The scheduler's own last look before it dreams (`DreamSite::organization_skip`).
         let organization = site.organization_skip(&profile).map(Into::into);
+        let organization_checks = site.organization_checks(&profile).into();
         let DreamSite { target, enabled, flags, env } = site;
         let offer = flags.claude_code_offer(&env, &profile);
         let d = self.dreams();
@@ -176,6 +179,7 @@ impl Mneme {
             claude_code_offers: crate::dreams::offer_known(offer),
             offer_note: crate::dreams::offer_note(offer),
             organization,
+            organization_checks,
         })
     }
 

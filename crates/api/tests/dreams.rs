@@ -3,7 +3,7 @@
 //! the refusal when files changed since (and the forced undo), reject, daily logs and the
 //! background run log.
 
-use mneme_api::{
+use mneme_api::{DreamOrganizationChecks, 
     ContextRequest, DreamFileAction, DreamGate, DreamModeName, DreamOffReason, DreamState, DreamTrigger, ErrorCode,
     FixedClock, JobName, Mneme, RunOutcome,
 };
@@ -317,9 +317,13 @@ fn the_status_says_when_sessions_of_another_organization_keep_dreams_away() {
 
     let old = m.dream_status(&at("2.1.330")).unwrap();
     assert_eq!((old.blocked_by, old.organization.is_none()), (None, true), "2.1.330 has no such check");
+    // Nothing was looked at there, so the status must not read as a folder found clear.
+    assert_eq!(old.organization_checks, DreamOrganizationChecks::None);
+    assert_eq!(m.dream_status(&at("2.1.331")).unwrap().organization_checks, DreamOrganizationChecks::Organizations);
     sign_in(THEIRS);
     let s = m.dream_status(&at("2.1.337")).unwrap();
     assert_eq!((s.blocked_by, s.organization.is_none()), (None, true), "signed in to that organization");
+    assert_eq!(s.organization_checks, DreamOrganizationChecks::OrganizationsAndOwners);
 }
 
 #[test]

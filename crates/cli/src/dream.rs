@@ -332,7 +332,7 @@ fn print_status(gates: &DreamGateStatus) {
     // for giving the lock back, which it says otherwise only in the run log.
     let organization = match &gates.organization {
         Some(o) => format!("skipped: {}", o.explanation),
-        None => "open".to_string(),
+        None => format!("open ({})", gates.organization_checks.clear_note()),
     };
     println!("Organizations:      {}", safe(&organization));
     let blocked = match s.blocked_by {

@@ -373,8 +373,15 @@ fn status_says_when_sessions_of_another_organization_keep_dreams_away() {
 
     config(THEIRS);
     let text = ok(&h, &repo, &["dream", "status"]);
-    assert!(text.contains("Organizations:      open\n") && text.contains("Blocked by:         nothing: a dream would start now"), "{text}");
-    assert_eq!(json(&ok(&h, &repo, &["dream", "status", "--json"]))["organization"], Value::Null);
+    assert!(
+        text.contains("Organizations:      open (no session here ran under another organization or for a limited-retention owner who is not you)\n")
+            && text.contains("Blocked by:         nothing: a dream would start now"),
+        "{text}"
+    );
+    let status = json(&ok(&h, &repo, &["dream", "status", "--json"]));
+    assert_eq!(status["organization"], Value::Null);
+    assert_eq!(status["organizationChecks"], "organizationsAndOwners");
+
 }
 
 /// A forced undo over an index saved since as Windows-1252: `dream show` says its exact bytes

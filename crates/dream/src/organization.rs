@@ -297,6 +297,27 @@ pub fn skip(transcript_dir: &Path, profile: &Profile, sign_in: &SignIn, retentio
     })
 }
 
+/// What a release looks for before it dreams, given the server flag: a screen that says "no
+/// session ran under another organization" must not say it where nothing was looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checks {
+    /// The release has no such look (before 2.1.331).
+    None,
+    /// Hybrid-organization records only (2.1.331 on, or 2.1.337 with `tengu_mellow_petal` off).
+    Organizations,
+    /// Those and restricted session owners (2.1.337 with `tengu_mellow_petal` on).
+    OrganizationsAndOwners,
+}
+
+/// What [`skip`] looks for under `profile` with `retention_checks` (`tengu_mellow_petal`).
+pub fn checks(profile: &Profile, retention_checks: bool) -> Checks {
+    match (profile.dream_skips_other_hybrid_organization, profile.dream_skips_other_retention_owner && retention_checks) {
+        (false, _) => Checks::None,
+        (true, false) => Checks::Organizations,
+        (true, true) => Checks::OrganizationsAndOwners,
+    }
+}
+
 impl crate::DreamSite {
     /// Why the release `profile` describes would not dream over this site's sessions for the
     /// organizations they ran under; `None` when it would. The sign-in and
@@ -308,6 +329,11 @@ impl crate::DreamSite {
     /// status asked for by hand reads it afresh (a sign-in changed a moment ago counts).
     pub fn organization_skip(&self, profile: &Profile) -> Option<OrganizationSkip> {
         skip(&self.target.transcript_dir, profile, &SignIn::read(&self.env), self.flags.retention_checks())
+    }
+
+    /// What [`organization_skip`](Self::organization_skip) looks for here, with the same flags.
+    pub fn organization_checks(&self, profile: &Profile) -> Checks {
+        checks(profile, self.flags.retention_checks())
     }
 }
 
@@ -437,6 +463,14 @@ mod tests {
             marked_lines_within(Trickle { rest: text.as_bytes(), step }, &finders, LONGEST, &mut out).unwrap();
             assert_eq!(out, vec![short(1), short(2), short(3)], "reads of {step} bytes");
         }
+    }
+
+    #[test]
+    fn what_is_checked_follows_the_release_and_the_flag() {
+        assert_eq!(checks(&v("2.1.330"), true), Checks::None);
+        assert_eq!(checks(&v("2.1.331"), true), Checks::Organizations);
+        assert_eq!(checks(&v("2.1.337"), false), Checks::Organizations);
+        assert_eq!(checks(&v("2.1.337"), true), Checks::OrganizationsAndOwners);
     }
 
     #[test]

@@ -682,6 +682,11 @@ export type DreamGates = {
 	 *  release has no such check).
 	 */
 	organization: DreamOrganizationSkip | null,
+	/**
+	 *  What that look covers for this release and its server flag, so "no session ran under
+	 *  another organization" is said only where it was looked for.
+	 */
+	organizationChecks: DreamOrganizationChecks,
 	/**  The first gate that blocks; `None` when an automatic dream would start now. */
 	blockedBy: DreamGate | null,
 	/**  What blocks, in a sentence. */
@@ -797,6 +802,18 @@ export type DreamOffReason =
 "remote" | 
 /**  KAIROS mode distils its logs with its own nightly dream. */
 "kairos";
+
+/**  What the release looks for in the folder's sessions before it dreams. */
+export type DreamOrganizationChecks = 
+/**  Nothing: the release has no such look (it came in 2.1.331). */
+"none" | 
+/**  Sessions of another organization (hybrid-organization records). */
+"organizations" | 
+/**
+ *  Those, and sessions of a limited-retention owner who is not the sign-in (2.1.337, with
+ *  its server flag on).
+ */
+"organizationsAndOwners";
 
 /**
  *  Why Claude Code (and so Mneme's background dreams) skips this folder for the organizations
