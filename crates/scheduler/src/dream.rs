@@ -335,13 +335,18 @@ impl DreamLoop {
         }
         // The same search the Dreams screen's status shows (`DreamSite::organization_skip`).
         let (env, site) = (self.dreams.environment().clone(), site.clone());
-        let why = tokio::task::spawn_blocking(move || {
+        let why = match tokio::task::spawn_blocking(move || {
             let profile = mneme_store::claude_install::installed_profile(&env);
             site.organization_skip(&profile).map(|s| s.explanation())
         })
         .await
-        .ok()
-        .flatten();
+        {
+            Ok(why) => why,
+            // A search that did not finish is a failed search, and Claude Code skips the dream
+            // when its search fails (`hybrid_organization_check_failed`); going ahead would dream
+            // over sessions that may be another organization's.
+            Err(e) => Some(format!("the search of this project's sessions for the organizations they ran under stopped unexpectedly ({e}), so no dream runs here until it succeeds")),
+        };
         let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
         kept.retain(|_, (at, _)| at.elapsed() < mneme_dream::gate::SESSION_SCAN_INTERVAL);
         kept.insert(key, (Instant::now(), why.clone()));
