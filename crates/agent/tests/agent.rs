@@ -529,6 +529,33 @@ async fn cancelling_stops_before_the_next_turn_and_applies_nothing() {
     assert!(!f.mem.join("a.md").exists(), "a cancelled run is never applied");
 }
 
+/// One run of the agent under the user settings' `permissions`, whose model calls `calls` in
+/// one turn and then stops: the stub (for the requests it saw) and the outcome.
+async fn run_under_rules(f: &Fixture, release: &str, permissions: &Value, calls: &[(&str, Value)]) -> (StubModel, mneme_agent::AgentOutcome) {
+    use mneme_agent::PermissionRules;
+    use mneme_store::settings::{SettingSource, Settings, SettingsFile};
+    let home = f.root.join("home");
+    let settings = Settings::from_files(vec![SettingsFile::from_value(
+        SettingSource::User,
+        home.join(".claude/settings.json"),
+        json!({ "permissions": permissions }),
+    )]);
+    let stub = StubModel::start().await;
+    let mut turn = Turn::tool_use(calls[0].0, calls[0].1.clone());
+    for (name, input) in &calls[1..] {
+        turn = turn.and_tool_use(*name, input.clone());
+    }
+    stub.push(turn);
+    stub.push(Turn::text("done"));
+    let task = AgentTask {
+        release: mneme_core::versions::behaviours(release.parse().unwrap()),
+        permission_rules: PermissionRules::from_settings(&settings, &home, &home.join(".claude"), &f.cwd),
+        ..f.task("go", None)
+    };
+    let outcome = run_agent(&provider(&stub), &task, Mode::Stage, &Cancel::new()).await.unwrap();
+    (stub, outcome)
+}
+
 /// The user's permission rules meet the agent's calls where Claude Code's meet its memory
 /// agents' (the same cases `scripts/memory-agent-rules.sh` runs on real releases): a whole-tool
 /// deny takes the tool away and path deny rules refuse in the tools' input checks in every
@@ -537,29 +564,8 @@ async fn cancelling_stops_before_the_next_turn_and_applies_nothing() {
 /// `<tool_use_error>`), `refused` (the permission check's error).
 #[tokio::test]
 async fn the_users_permission_rules_meet_the_calls_as_in_each_release() {
-    use mneme_agent::PermissionRules;
-    use mneme_store::settings::{SettingSource, Settings, SettingsFile};
-
     async fn kinds(f: &Fixture, release: &str, permissions: Value, calls: &[(&str, Value)]) -> Vec<&'static str> {
-        let home = f.root.join("home");
-        let settings = Settings::from_files(vec![SettingsFile::from_value(
-            SettingSource::User,
-            home.join(".claude/settings.json"),
-            json!({ "permissions": permissions }),
-        )]);
-        let stub = StubModel::start().await;
-        let mut turn = Turn::tool_use(calls[0].0, calls[0].1.clone());
-        for (name, input) in &calls[1..] {
-            turn = turn.and_tool_use(*name, input.clone());
-        }
-        stub.push(turn);
-        stub.push(Turn::text("done"));
-        let task = AgentTask {
-            release: mneme_core::versions::behaviours(release.parse().unwrap()),
-            permission_rules: PermissionRules::from_settings(&settings, &home, &home.join(".claude"), &f.cwd),
-            ..f.task("go", None)
-        };
-        let outcome = run_agent(&provider(&stub), &task, Mode::Stage, &Cancel::new()).await.unwrap();
+        let (stub, outcome) = run_under_rules(f, release, &permissions, calls).await;
         // A tool a deny rule takes away is not offered.
         let offered: Vec<String> = stub.model_requests()[0].body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
         for (name, _) in calls {
@@ -626,29 +632,8 @@ async fn the_users_permission_rules_meet_the_calls_as_in_each_release() {
 /// path that does not exist), `refused` (the permission check's error).
 #[tokio::test]
 async fn the_read_gates_meet_the_calls_as_in_each_release() {
-    use mneme_agent::PermissionRules;
-    use mneme_store::settings::{SettingSource, Settings, SettingsFile};
-
     async fn kinds(f: &Fixture, release: &str, permissions: Value, calls: &[(&str, Value)]) -> Vec<&'static str> {
-        let home = f.root.join("home");
-        let settings = Settings::from_files(vec![SettingsFile::from_value(
-            SettingSource::User,
-            home.join(".claude/settings.json"),
-            json!({ "permissions": permissions }),
-        )]);
-        let stub = StubModel::start().await;
-        let mut turn = Turn::tool_use(calls[0].0, calls[0].1.clone());
-        for (name, input) in &calls[1..] {
-            turn = turn.and_tool_use(*name, input.clone());
-        }
-        stub.push(turn);
-        stub.push(Turn::text("done"));
-        let task = AgentTask {
-            release: mneme_core::versions::behaviours(release.parse().unwrap()),
-            permission_rules: PermissionRules::from_settings(&settings, &home, &home.join(".claude"), &f.cwd),
-            ..f.task("go", None)
-        };
-        let outcome = run_agent(&provider(&stub), &task, Mode::Stage, &Cancel::new()).await.unwrap();
+        let (stub, outcome) = run_under_rules(f, release, &permissions, calls).await;
         let denied: Vec<&str> = outcome.denials.iter().map(|d| d.message.as_str()).collect();
         tool_results(&stub.model_requests()[1])
             .iter()
