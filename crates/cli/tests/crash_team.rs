@@ -3,8 +3,8 @@
 //! pull or the server's new one, whole; the local edit is in its file or kept in Mneme's trash
 //! and listed by `mneme team status` for restoring (the pull records it before it writes over
 //! it); the sync state stays readable; and the next pull finishes with no temporary file left.
-//! `team_lost_and_killed.rs` stops pulls at a chosen write (SIGXFSZ); the server here is the
-//! same kind of raw loopback one.
+//! `team_lost_and_killed.rs` stops pulls at a chosen write (SIGXFSZ); both run against the same
+//! loopback team server (`mneme_testsupport::team_server`).
 //!
 //! The sign-in needs a Secret Service (`scripts/with-keyring.sh`); without one, the test checks
 //! that `mneme team login` says so and stops, as the other team tests of the CLI do.
@@ -14,14 +14,11 @@ mod common;
 mod killing;
 
 use killing::{kill_at_random, span_of, temps_under, Ended};
-use mneme_testsupport::raw_http::{json, serve};
-use mneme_testsupport::{git, write_file, TestHome};
-use serde_json::{json as j, Value};
-use std::collections::BTreeMap;
+use mneme_testsupport::team_server::{aim, keyring_service, shop_with_origin, TeamServer};
+use mneme_testsupport::{write_file, TestHome};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 
 const MNEME: &str = env!("CARGO_BIN_EXE_mneme");
 /// Team files a pull writes, and the runs (each pulls a new version of all of them).
@@ -30,55 +27,22 @@ const MIN_RUNS: usize = 15;
 const MAX_RUNS: usize = 80;
 const WANT_BETWEEN: usize = 3;
 
-/// `sha256:<hex>` of `text`, as the server names content (from `sha256sum`: no hash crate here).
-fn checksum(text: &str) -> String {
-    let mut c = Command::new("sha256sum");
-    c.stdout(std::process::Stdio::piped());
-    let out = mneme_testsupport::output_with_stdin(c, Some(text.as_bytes()));
-    assert!(out.status.success(), "sha256sum runs");
-    format!("sha256:{}", String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap())
-}
-
 struct Synced {
     h: TestHome,
     repo: PathBuf,
     team: PathBuf,
-    url: String,
+    server: TeamServer,
     service: String,
-    entries: Arc<Mutex<BTreeMap<String, String>>>,
 }
 
 impl Synced {
     fn start() -> Option<Synced> {
-        let entries: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
-        let held = entries.clone();
-        let (url, _seen) = serve(move |req| {
-            let line = req.lines().next().unwrap_or_default();
-            if line.starts_with("POST /oauth/device/code") {
-                json(
-                    "200 OK",
-                    r#"{"device_code":"d-1","user_code":"WDJB-MJHT","verification_uri":"http://127.0.0.1/device","verification_uri_complete":"http://127.0.0.1/device?user_code=WDJB-MJHT","expires_in":600,"interval":1}"#,
-                )
-            } else if line.starts_with("POST /oauth/token") {
-                json("200 OK", r#"{"access_token":"t0k3n","token_type":"Bearer","expires_in":3600}"#)
-            } else if line.starts_with("GET /api/mneme/me") {
-                json("200 OK", r#"{"user":"ana","repos":[]}"#)
-            } else if line.contains("view=hashes") {
-                json("404 Not Found", r#"{"error":{"message":"no team memory yet"}}"#)
-            } else {
-                let entries = held.lock().unwrap().clone();
-                let sums: BTreeMap<&String, String> = entries.iter().map(|(k, v)| (k, checksum(v))).collect();
-                let body = j!({ "repo": "acme/shop", "lastModified": "x", "checksum": checksum(&format!("{sums:?}")), "content": { "entries": entries, "entryChecksums": sums } });
-                json("200 OK", &body.to_string())
-            }
-        });
-        static N: AtomicU32 = AtomicU32::new(0);
-        let service = format!("mneme-cli-crash-team-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+        let server = TeamServer::start();
+        let service = keyring_service("mneme-cli-crash-team");
         let h = TestHome::new();
-        let repo = h.git_repo("code/shop");
-        git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
+        let repo = shop_with_origin(&h);
         let team = h.memdir_for(&repo).join("team");
-        let s = Synced { h, repo, team, url, service, entries };
+        let s = Synced { h, repo, team, server, service };
         let login = s.command(&["team", "login"]).output().unwrap();
         if !login.status.success() && !mneme_testsupport::keyring_required() {
             let err = common::one_line_error(login, &["team", "login"]);
@@ -91,10 +55,8 @@ impl Synced {
 
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = mneme_testsupport::command_in(MNEME, &self.h);
-        cmd.env("MNEME_KEYRING_SERVICE", &self.service).env("TEAM_MEMORY_SYNC_URL", &self.url).current_dir(&self.repo).args(args);
-        if let Ok(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS") {
-            cmd.env("DBUS_SESSION_BUS_ADDRESS", bus);
-        }
+        aim(&mut cmd, &self.server, &self.service, &self.repo);
+        cmd.args(args);
         cmd
     }
 
@@ -105,7 +67,7 @@ impl Synced {
 
     /// The server's version `v` of every file.
     fn publish(&self, v: usize) {
-        let mut entries = self.entries.lock().unwrap();
+        let mut entries = self.server.entries.lock().unwrap();
         for i in 0..FILES {
             entries.insert(format!("k{i:02}.md"), version(i, v));
         }

@@ -4,9 +4,10 @@
 //! part-way through a write (SIGXFSZ under `prlimit --fsize`) that leave every file whole and
 //! every replaced local edit listed for restoring, and the status shown without a keyring.
 //!
-//! The server is a raw HTTP one that acknowledges every push and answers every pull with the
-//! entries the test sets, so a push it "loses" is simply not in the next answer (what a server
-//! that crashed before its commit, or was restored from backup, answers).
+//! The server (`mneme_testsupport::team_server`, which `crash_team.rs` runs against too) is a
+//! raw HTTP one that acknowledges every push and answers every pull with the entries the test
+//! sets, so a push it "loses" is simply not in the next answer (what a server that crashed
+//! before its commit, or was restored from backup, answers).
 //!
 //! The sign-in needs a Secret Service: `scripts/with-keyring.sh`, under which `npm test` runs
 //! the workspace's tests, provides one. Where there is none (a plain `cargo test`), each test
@@ -17,14 +18,13 @@
 mod common;
 
 use mneme_testsupport::raw_http::{json, serve};
-use mneme_testsupport::{git, write_file, TestHome};
+use mneme_testsupport::team_server::{aim, checksum, keyring_service, shop_with_origin, TeamServer, USER, USER_CODE};
+use mneme_testsupport::{write_file, TestHome};
 use serde_json::{json as j, Value};
-use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::process::Output;
+use std::sync::Arc;
 
 const MNEME: &str = env!("CARGO_BIN_EXE_mneme");
 /// The signal a process gets for writing past `RLIMIT_FSIZE`, on Linux.
@@ -35,33 +35,8 @@ struct Synced {
     h: TestHome,
     repo: PathBuf,
     team: PathBuf,
-    url: String,
+    server: TeamServer,
     service: String,
-    /// What the server answers a pull with: key → content.
-    entries: Arc<Mutex<BTreeMap<String, String>>>,
-}
-
-/// `sha256:<hex>`, as the server names an entry's content, from `sha256sum` (the test links no
-/// hash crate).
-fn checksum(text: &str) -> String {
-    let out = mneme_testsupport::output_with_stdin(
-        {
-            let mut c = Command::new("sha256sum");
-            c.stdout(std::process::Stdio::piped());
-            c
-        },
-        Some(text.as_bytes()),
-    );
-    assert!(out.status.success(), "sha256sum runs");
-    format!("sha256:{}", String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap())
-}
-
-/// The project every test here syncs: a git repository whose origin names acme/shop, the
-/// team server's repository.
-fn shop_with_origin(h: &TestHome) -> PathBuf {
-    let repo = h.git_repo("code/shop");
-    git(&repo, &["remote", "add", "origin", "git@github.com:acme/shop.git"]);
-    repo
 }
 
 /// `mneme ARGS` in the shop against the server at `url`, under a keyring service name no
@@ -75,36 +50,12 @@ fn without_keyring(h: &TestHome, repo: &Path, url: &str, args: &[&str]) -> Outpu
 impl Synced {
     /// Signed in, or `None` where no keyring is reachable and none is required.
     fn start() -> Option<Synced> {
-        let entries: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
-        let held = entries.clone();
-        let (url, _seen) = serve(move |req| {
-            let line = req.lines().next().unwrap_or_default();
-            if line.starts_with("POST /oauth/device/code") {
-                json(
-                    "200 OK",
-                    r#"{"device_code":"d-1","user_code":"WDJB-MJHT","verification_uri":"http://127.0.0.1/device","verification_uri_complete":"http://127.0.0.1/device?user_code=WDJB-MJHT","expires_in":600,"interval":1}"#,
-                )
-            } else if line.starts_with("POST /oauth/token") {
-                json("200 OK", r#"{"access_token":"t0k3n","token_type":"Bearer","expires_in":3600}"#)
-            } else if line.starts_with("GET /api/mneme/me") {
-                json("200 OK", r#"{"user":"ana","repos":[]}"#)
-            } else if line.starts_with("PUT ") {
-                json("200 OK", r#"{"checksum":"sha256:put"}"#)
-            } else if line.contains("view=hashes") {
-                json("404 Not Found", r#"{"error":{"message":"no team memory yet"}}"#)
-            } else {
-                let entries = held.lock().unwrap().clone();
-                let sums: BTreeMap<&String, String> = entries.iter().map(|(k, v)| (k, checksum(v))).collect();
-                let body = j!({ "repo": "acme/shop", "lastModified": "x", "checksum": checksum(&format!("{sums:?}")), "content": { "entries": entries, "entryChecksums": sums } });
-                json("200 OK", &body.to_string())
-            }
-        });
-        static N: AtomicU32 = AtomicU32::new(0);
-        let service = format!("mneme-cli-team-test-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+        let server = TeamServer::start();
+        let service = keyring_service("mneme-cli-team-test");
         let h = TestHome::new();
         let repo = shop_with_origin(&h);
         let team = h.memdir_for(&repo).join("team");
-        let s = Synced { h, repo, team, url, service, entries };
+        let s = Synced { h, repo, team, server, service };
         let login = s.run(&[], &["team", "login"]);
         if !login.status.success() && !mneme_testsupport::keyring_required() {
             let err = common::one_line_error(login, &["team", "login"]);
@@ -112,7 +63,7 @@ impl Synced {
             return None;
         }
         let signed_in = common::succeeded(login, &["team", "login"]);
-        assert!(signed_in.contains("WDJB-MJHT") && signed_in.ends_with(&format!("Signed in to {} as ana.\n", s.url)), "{signed_in}");
+        assert!(signed_in.contains(USER_CODE) && signed_in.ends_with(&format!("Signed in to {} as {USER}.\n", s.server.url)), "{signed_in}");
         Some(s)
     }
 
@@ -127,11 +78,8 @@ impl Synced {
             c.arg("--core=0").args(limit).arg("--").arg(MNEME);
             c
         };
-        cmd.env("MNEME_KEYRING_SERVICE", &self.service).env("TEAM_MEMORY_SYNC_URL", &self.url).current_dir(&self.repo).args(args);
-        if let Ok(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS") {
-            cmd.env("DBUS_SESSION_BUS_ADDRESS", bus);
-        }
-        cmd.output().expect("mneme runs")
+        aim(&mut cmd, &self.server, &self.service, &self.repo);
+        cmd.args(args).output().expect("mneme runs")
     }
 
     fn ok(&self, args: &[&str]) -> String {
@@ -232,11 +180,11 @@ fn a_pull_killed_at_a_write_leaves_old_or_new_content_and_the_next_pull_works() 
     let Some(s) = Synced::start() else { return };
     let old = "old line of the runbook\n".repeat(3_000);
     let new = "new line of the runbook\n".repeat(3_000);
-    s.entries.lock().unwrap().insert("runbook.md".into(), old.clone());
+    s.server.entries.lock().unwrap().insert("runbook.md".into(), old.clone());
     assert!(s.ok(&["team", "pull"]).starts_with("Pulled: 1 of 1 entries written"));
 
     // The file is 72 KB; no file may grow past 20 KB, so the write of its new version dies.
-    s.entries.lock().unwrap().insert("runbook.md".into(), new.clone());
+    s.server.entries.lock().unwrap().insert("runbook.md".into(), new.clone());
     let killed = s.run(&["--fsize=20000"], &["team", "pull"]);
     assert_eq!(killed.status.signal(), Some(SIGXFSZ), "killed at the write: {killed:?}");
     assert_eq!(std::fs::read_to_string(s.team.join("runbook.md")).unwrap(), old, "the old version, whole");
@@ -248,7 +196,7 @@ fn a_pull_killed_at_a_write_leaves_old_or_new_content_and_the_next_pull_works() 
     // Many small files: each is written, the state naming them all is not.
     let before = std::fs::read(s.state_file()).unwrap();
     {
-        let mut entries = s.entries.lock().unwrap();
+        let mut entries = s.server.entries.lock().unwrap();
         for i in 0..400 {
             entries.insert(format!("notes/n{i:03}.md"), format!("note {i}\n"));
         }
@@ -274,14 +222,14 @@ fn a_pull_killed_at_a_write_leaves_old_or_new_content_and_the_next_pull_works() 
 #[test]
 fn a_pull_killed_after_replacing_a_local_edit_still_lists_it_for_restoring() {
     let Some(s) = Synced::start() else { return };
-    s.entries.lock().unwrap().insert("deploy.md".into(), "deploy from main\n".into());
+    s.server.entries.lock().unwrap().insert("deploy.md".into(), "deploy from main\n".into());
     assert!(s.ok(&["team", "pull"]).starts_with("Pulled: 1 of 1 entries written"));
     write_file(&s.team.join("deploy.md"), "deploy from my branch\n");
 
     // The edit is replaced first (keys in order), then 400 small files; the state naming them
     // all is past the 20 KB limit, so the pull dies at its last save.
     {
-        let mut entries = s.entries.lock().unwrap();
+        let mut entries = s.server.entries.lock().unwrap();
         entries.insert("deploy.md".into(), "deploy from release\n".into());
         for i in 0..400 {
             entries.insert(format!("notes/n{i:03}.md"), format!("note {i}\n"));

@@ -14,6 +14,7 @@ pub mod hung_drive;
 pub mod raw_http;
 pub mod scripted;
 pub mod special_files;
+pub mod team_server;
 pub mod tls;
 #[cfg(unix)]
 pub mod tmpfs;
