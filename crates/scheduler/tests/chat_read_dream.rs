@@ -4,6 +4,9 @@
 //! gates at the turn ends extraction sees, does not dream from such a session either, and says
 //! why once; 2.1.332 dreams from it.
 
+mod common;
+
+use common::finished;
 use mneme_core::{Clock, SystemClock};
 use mneme_scheduler::{start, Event, Folders, JobKind, Jobs, Outcome, RunRecord, SchedulerConfig};
 use mneme_testsupport::TestHome;
@@ -48,22 +51,15 @@ fn chat_read_turn(home: &TestHome) -> Vec<Value> {
     ]
 }
 
-/// A project with auto dream on, a memory folder and five other sessions since it last dreamed
-/// (never), so every gate is open; the memory folder and the transcript of session [`SID`].
+/// A project with auto dream on, every gate open, and an index line pointing at nothing (so a
+/// dream has work and keeps the lock it took); the memory folder and the transcript of session
+/// [`SID`].
 fn ready_to_dream(home: &TestHome) -> (PathBuf, PathBuf, PathBuf) {
     home.write(home.config_home().join("settings.json"), r#"{"autoDreamEnabled": true}"#);
-    let project = home.git_repo("app");
-    let memory = home.memdir_for(&project);
-    std::fs::create_dir_all(&memory).unwrap();
-    // A line pointing at nothing: a dream has work, and so keeps the lock it took.
-    std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n- [Gone](gone.md) — points at nothing\n").unwrap();
-    std::fs::write(memory.join("build.md"), "---\nname: build\ndescription: how to build\ntype: project\n---\nRun make.\n").unwrap();
-    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
-    std::fs::create_dir_all(&transcripts).unwrap();
-    for i in 0..5 {
-        std::fs::write(transcripts.join(format!("0b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5{i}.jsonl")), "{}\n").unwrap();
-    }
-    (project, memory, transcripts.join(format!("{SID}.jsonl")))
+    let (project, memory) = common::ready_to_dream(home, "app");
+    common::give_the_dream_work(&memory);
+    let transcript = mneme_store::paths::transcript_dir(&home.env, &project).join(format!("{SID}.jsonl"));
+    (project, memory, transcript)
 }
 
 /// `env` with a `claude` on its PATH that says it is `version` (the release the loops follow).
@@ -86,20 +82,6 @@ fn extraction_and_dreams(env: mneme_store::Environment) -> SchedulerConfig {
     config.poll = Duration::from_millis(50);
     config.dream_tick = Duration::from_millis(100);
     config
-}
-
-/// The first finished run of `job`, waiting up to 30 s (a guard against hanging, not a timing assertion).
-async fn finished(rx: &mut broadcast::Receiver<Event>, job: JobKind) -> RunRecord {
-    let wait = async {
-        loop {
-            match rx.recv().await {
-                Ok(Event::Finished { record }) if record.job == job => return record,
-                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(e) => panic!("event channel closed: {e}"),
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(30), wait).await.expect("no run finished within 30 s")
 }
 
 /// Session [`SID`] reads a saved chat and ends its turn under the Claude Code `version`; the

@@ -2,15 +2,17 @@
 //! transcript leads to an extraction run (offline provider) that saves a memory with its index
 //! line, and open dream gates lead to a recorded dream. Every run is announced and logged.
 
+mod common;
+
+use common::{finished, ready_to_dream};
 use mneme_core::{Clock, SystemClock};
-use mneme_scheduler::{start, Event, Folders, JobKind, Jobs, Outcome, SchedulerConfig};
+use mneme_scheduler::{start, Folders, JobKind, Jobs, Outcome, SchedulerConfig};
 use mneme_testsupport::TestHome;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast;
 
 const SID: &str = "5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5b";
 
@@ -46,21 +48,6 @@ fn turn(user: &str, answer: &str) -> Vec<Value> {
             "content": [{"type": "text", "text": answer}], "stop_reason": "end_turn",
             "usage": {"input_tokens": 100, "output_tokens": 5}}}),
     ]
-}
-
-/// The first finished run of `job`, waiting up to 30 s (a guard against hanging, not a timing assertion).
-async fn finished(rx: &mut broadcast::Receiver<Event>, job: JobKind) -> mneme_scheduler::RunRecord {
-    let wait = async {
-        loop {
-            match rx.recv().await {
-                Ok(Event::Finished { record }) if record.job == job => return record,
-                Ok(_) => {}
-                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(e) => panic!("event channel closed: {e}"),
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(30), wait).await.expect("no run finished within 30 s")
 }
 
 /// A home with a git repository `app`, its memory folder, and the path of the transcript of
@@ -230,22 +217,6 @@ async fn open_gates_lead_to_a_recorded_dream_that_holds_claude_codes_lock_format
     let runs = handle.run_log().recent(10, Some(JobKind::Dream)).unwrap();
     assert_eq!(runs.len(), 1, "a pass after the dream ran again: {runs:?}");
     handle.shutdown().await;
-}
-
-/// A project with auto dream on, a memory folder and five sessions since it last dreamed
-/// (never): every gate is open.
-fn ready_to_dream(home: &TestHome, name: &str) -> (PathBuf, PathBuf) {
-    let project = home.git_repo(name);
-    let memory = home.memdir_for(&project);
-    std::fs::create_dir_all(&memory).unwrap();
-    std::fs::write(memory.join("MEMORY.md"), "- [Build](build.md) — how to build\n").unwrap();
-    std::fs::write(memory.join("build.md"), "---\nname: build\ndescription: how to build\ntype: project\n---\nRun make.\n").unwrap();
-    let transcripts = mneme_store::paths::transcript_dir(&home.env, &project);
-    std::fs::create_dir_all(&transcripts).unwrap();
-    for i in 0..5 {
-        std::fs::write(transcripts.join(format!("5b1c9e1e-2f33-4d7a-9a51-0c1d2e3f4a5{i}.jsonl")), "{}\n").unwrap();
-    }
-    (project, memory)
 }
 
 /// A project folder that is gone (deleted, renamed, on a drive that is not mounted) is not
