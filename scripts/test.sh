@@ -96,6 +96,8 @@ MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/mode-unr
 # A Cowork session's managed files its own account could have written: marked unverified, with who
 # could have changed them, and not called the organization's policy.
 MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/unverified-managed.mjs
+# A rename stopped between moving the file and its index line: listed once, in plain words, and mended.
+MNEME_BIN="$CARGO_TARGET_DIR/debug/mneme" E2E_NO_SCREENSHOTS=1 node e2e/stopped-rename.mjs
 
 # End to end on the desktop: the real Tauri window under Xvfb, driven through tauri-driver and
 # WebKitWebDriver. scripts/with-xvfb.sh lets Xvfb choose a free display itself, so a second
