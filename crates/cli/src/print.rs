@@ -62,6 +62,12 @@ pub fn overview(mneme: &Mneme, req: &ContextRequest) -> Result<()> {
             );
         }
     }
+    // Claude Code judges its managed files once, when a session starts, and keeps that verdict
+    // until the session ends (docs/claude-code-versions.md, row 88): the overview is what a new
+    // session sends, which a running one may not.
+    if view.files.iter().any(|f| f.unverified.is_some()) {
+        println!("  (A Claude Code session judges its managed files when it starts: one already running keeps what it saw then. This is what a new session sends.)");
+    }
     println!("  total: {} chars, ~{} tokens", view.total_chars, view.total_tokens);
     if !view.skipped.is_empty() {
         println!("Skipped:");

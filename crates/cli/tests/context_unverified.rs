@@ -33,6 +33,9 @@ fn the_overview_and_the_json_mark_a_managed_file_the_cowork_session_could_have_w
     let managed_line = out.lines().find(|l| l.contains("managed/CLAUDE.md")).unwrap_or_else(|| panic!("{out}"));
     assert!(managed_line.ends_with("[unverified]"), "{out}");
     assert!(out.contains(&format!("unverified: Claude Code does not send this file as your organization's policy. {why}")), "{out}");
+    // A running session keeps the verdict it reached at its start (row 88): the overview says
+    // that it shows what a new session sends.
+    assert!(out.contains("one already running keeps what it saw then. This is what a new session sends."), "{out}");
     let project_line = out.lines().find(|l| l.contains("repo/CLAUDE.md")).unwrap();
     assert!(!project_line.contains("unverified"), "{out}");
 
@@ -44,7 +47,7 @@ fn the_overview_and_the_json_mark_a_managed_file_the_cowork_session_could_have_w
 
     // Outside a Cowork session, or as 2.1.303 renders it, the file is the organization's.
     let out = String::from_utf8(run(&h, &repo, None, &[]).stdout).unwrap();
-    assert!(!out.contains("unverified"), "{out}");
+    assert!(!out.contains("unverified") && !out.contains("new session"), "{out}");
     let json: serde_json::Value =
         serde_json::from_slice(&run(&h, &repo, Some("remote_cowork"), &["context", "--json", "--claude-version", "2.1.303"]).stdout).unwrap();
     assert!(json["files"][0]["unverified"].is_null(), "{json}");
