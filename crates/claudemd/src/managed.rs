@@ -20,6 +20,12 @@
 //! The release keeps only the yes or no; [`why_session_could_write`] also names the step that
 //! said yes ([`CouldWrite`]), so the Context screen and `mneme` can tell the user who could have
 //! changed the file instead of calling it the organization's policy.
+//!
+//! The release judges once per session, at its start, and keeps the answer: an owner or mode
+//! changed while a session runs changes nothing it sends, not even for a conditional rule it
+//! attaches after a later Read (observed on 2.1.316, 2.1.332 and 2.1.337 as `nobody`,
+//! `crates/cli/tests/cowork_session.rs`). Mneme judges at each load, which is what a new session
+//! sends; the screens say so.
 
 use mneme_store::git::normalize;
 use serde::Serialize;
