@@ -71,12 +71,13 @@ struct PullContent {
 /// (100,000). The answer is read whole (up to 1 GiB) before it is parsed, and a map of tiny
 /// entries costs many times its bytes once parsed (`"k0.md":""` is 10 bytes of JSON and some
 /// 100 of memory), so without a count a hostile server could take the app's memory with one
-/// answer, or have it create millions of files.
+/// answer, or have it create millions of files. The hashes view a push reads and the lead
+/// API's listing of every key are held to it too.
 pub(crate) const MAX_PULL_KEYS: usize = 1_000_000;
 
 /// A JSON object read into a map that refuses its `MAX_PULL_KEYS + 1`th key while parsing,
 /// before it is allocated.
-fn capped_map<'de, D, V>(de: D) -> Result<BTreeMap<String, V>, D::Error>
+pub(crate) fn capped_map<'de, D, V>(de: D) -> Result<BTreeMap<String, V>, D::Error>
 where
     D: serde::Deserializer<'de>,
     V: Deserialize<'de>,
@@ -92,7 +93,7 @@ where
             while let Some((k, v)) = map.next_entry::<String, V>()? {
                 if out.len() >= MAX_PULL_KEYS {
                     return Err(serde::de::Error::custom(format!(
-                        "it names more than {MAX_PULL_KEYS} files, far more than any team memory holds, so nothing was written; ask the server's administrator to check this repository"
+                        "it names more than {MAX_PULL_KEYS} files, far more than any team memory holds, so Mneme acted on none of it; ask the server's administrator to check this repository"
                     )));
                 }
                 out.insert(k, v);
@@ -103,7 +104,7 @@ where
     de.deserialize_map(Capped(std::marker::PhantomData))
 }
 
-fn capped_optional_map<'de, D, V>(de: D) -> Result<Option<BTreeMap<String, V>>, D::Error>
+pub(crate) fn capped_optional_map<'de, D, V>(de: D) -> Result<Option<BTreeMap<String, V>>, D::Error>
 where
     D: serde::Deserializer<'de>,
     V: Deserialize<'de>,

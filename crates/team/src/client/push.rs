@@ -38,14 +38,18 @@ pub struct PushReport {
     pub held_back_lost: Vec<String>,
 }
 
+/// The hashes view, its maps counted while parsed as a pull's are
+/// ([`MAX_PULL_KEYS`](super::pull::MAX_PULL_KEYS)): its removals go into the sync state, saved
+/// and read again by every pull, and a hostile server's answer of tiny keys would otherwise
+/// cost many times its (up to 1 GiB of) bytes.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct HashesBody {
     #[serde(default)]
     checksum: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::pull::capped_optional_map")]
     entry_checksums: Option<BTreeMap<String, String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::pull::capped_optional_map")]
     deleted_entries: Option<BTreeMap<String, f64>>,
 }
 
@@ -273,15 +277,13 @@ impl SyncClient {
             st.last_known_checksum = None;
             return Ok(Probe::default());
         }
-        let body: Option<HashesBody> = serde_json::from_str(&reply.body).ok();
+        let body: HashesBody =
+            serde_json::from_str(&reply.body).map_err(|e| SyncError::Parse { detail: format!("the hashes view did not parse: {e}") })?;
         let checksum = body
-            .as_ref()
-            .and_then(|b| b.checksum.clone())
+            .checksum
+            .clone()
             .filter(|c| !c.is_empty())
             .or_else(|| reply.etag.as_deref().map(|e| e.trim_start_matches('"').trim_end_matches('"').to_string()));
-        let Some(body) = body else {
-            return Err(SyncError::Parse { detail: "the hashes view did not parse".into() });
-        };
         let Some(entry_checksums) = body.entry_checksums else {
             return Err(SyncError::Parse { detail: "the server did not return entryChecksums (?view=hashes unsupported)".into() });
         };
