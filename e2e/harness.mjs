@@ -1,8 +1,10 @@
 // What every browser run (run.mjs, screens.mjs, agents.mjs, scale.mjs, vanish.mjs) shares, one
 // definition each: where things are, how Chromium is started, the checks made before a fixture is
 // built, a file writer, an environment that sees only a throwaway home, `mneme serve` started on a
-// free port and stopped, its API called with the page's token, a polling wait, and the re-run
-// under a private keyring. Each run keeps its own `fail` (its name in the message) and hands it in.
+// free port and stopped, its API called with the page's token, a polling wait, the re-run under a
+// private keyring, and for the small runs of one screen each a throwaway home with a project and
+// the browser-and-server session around their steps. Each run keeps its own `fail` (its name in
+// the message) and hands it in.
 
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -197,4 +199,75 @@ export async function waitFor(what, fn, timeout, fail) {
     await new Promise((r) => setTimeout(r, 50));
   }
   fail(`timed out waiting for ${what}${last instanceof Error ? ` (${last.message})` : ''}`);
+}
+
+/**
+ * A throwaway home for a run of one screen: `<tmp>/home` is HOME with its `.claude` config home,
+ * Mneme's data in `<tmp>/data`, and a project `home/src/shop` (a `.git` folder and a CLAUDE.md)
+ * to open; `env` is what `mneme serve` runs with there: the system's PATH only (so no Claude Code
+ * is found and the screens render as the newest release Mneme checks), no keyring, UTC.
+ */
+export function shopHome(prefix) {
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  const home = path.join(tmp, 'home');
+  const config = path.join(home, '.claude');
+  const data = path.join(tmp, 'data');
+  const repo = path.join(home, 'src', 'shop');
+  const env = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', TZ: 'UTC', HOME: home, CLAUDE_CONFIG_DIR: config, MNEME_DATA_DIR: data };
+  fs.mkdirSync(path.join(repo, '.git'), { recursive: true });
+  write(path.join(repo, 'CLAUDE.md'), '# Shop\n\nThe storefront service.\n');
+  return { tmp, home, config, data, repo, env };
+}
+
+/**
+ * Runs `steps(session)` with a browser and `mneme serve` in the home `fx` (from `shopHome`), and
+ * whatever happens cleans up after it: a failure keeps a screenshot of the open page and the
+ * home (E2E_KEEP); the browser is closed, the server stopped and the home removed unless kept.
+ * The session:
+ *   serve(env = fx.env, extra = [])  starts the server (stopping one started before) and answers it
+ *   stopServer()                     stops it now (to start another in another environment)
+ *   newPage(viewport, timeout)       a page in a fresh light-scheme context, its uncaught errors
+ *                                    collected in `page.errors`; the one a failure screenshots
+ *   closePage()                      closes that page's context
+ */
+export async function inBrowser(bin, launch, fx, steps) {
+  const browser = await launch();
+  const session = {
+    browser,
+    page: undefined,
+    server: undefined,
+    async serve(env = fx.env, extra = []) {
+      await session.stopServer();
+      session.server = await startServer(bin, fx.home, env, extra);
+      return session.server;
+    },
+    async stopServer() {
+      const server = session.server;
+      session.server = undefined;
+      if (server) await stop(server.child);
+    },
+    async newPage(viewport, timeout) {
+      const page = await (await browser.newContext({ viewport, colorScheme: 'light' })).newPage();
+      page.setDefaultTimeout(timeout);
+      page.errors = [];
+      page.on('pageerror', (e) => page.errors.push(e.message));
+      session.page = page;
+      return page;
+    },
+    async closePage() {
+      const page = session.page;
+      session.page = undefined;
+      await page?.context().close();
+    },
+  };
+  try {
+    return await steps(session);
+  } catch (e) {
+    await keepFailure(session.page, fx.tmp);
+    throw e;
+  } finally {
+    await browser.close();
+    await session.stopServer();
+    removeUnlessKept(fx.tmp);
+  }
 }

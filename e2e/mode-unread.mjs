@@ -15,10 +15,9 @@
 // were. A few seconds.
 
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { checkAccessible } from './checks.mjs';
-import { failer, write, preflight, startServer, stop, removeUnlessKept, runMain, keepFailure, api as callApi } from './harness.mjs';
+import { failer, write, preflight, shopHome, inBrowser, runMain, api as callApi } from './harness.mjs';
 
 const fail = failer('mode-unread');
 const api = (server, method, body) => callApi(server, method, body, fail);
@@ -26,18 +25,11 @@ const api = (server, method, body) => callApi(server, method, body, fail);
 const TIMEOUT = 10_000;
 
 function buildFixture() {
-  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-e2e-mode-unread-')));
-  const home = path.join(tmp, 'home');
-  const config = path.join(home, '.claude');
-  const data = path.join(tmp, 'data');
-  const repo = path.join(home, 'src', 'shop');
-  const env = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', TZ: 'UTC', HOME: home, CLAUDE_CONFIG_DIR: config, MNEME_DATA_DIR: data };
-  fs.mkdirSync(path.join(repo, '.git'), { recursive: true });
-  write(path.join(repo, 'CLAUDE.md'), '# Shop\n\nThe storefront service.\n');
-  const memory = path.join(config, 'projects', repo.replace(/[^a-zA-Z0-9]/g, '-'), 'memory');
+  const fx = shopHome('mneme-e2e-mode-unread-');
+  const memory = path.join(fx.config, 'projects', fx.repo.replace(/[^a-zA-Z0-9]/g, '-'), 'memory');
   write(path.join(memory, 'MEMORY.md'), '- [Deploy](deploy.md) — ships on Tuesdays\n');
   write(path.join(memory, 'deploy.md'), '---\nname: Deploy\ndescription: ships on Tuesdays\ntype: project\n---\n\nReleases ship on Tuesdays.\n');
-  return { tmp, home, repo, data, env };
+  return fx;
 }
 
 /** The one file named `name` under `dir`. */
@@ -50,15 +42,10 @@ function findFile(dir, name) {
 async function main() {
   const { bin, launch } = preflight(fail);
   const fx = buildFixture();
-  const server = await startServer(bin, fx.home, fx.env);
-  const browser = await launch();
-  let page;
-  try {
+  await inBrowser(bin, launch, fx, async (session) => {
+    const server = await session.serve();
     await api(server, 'openProject', { cwd: fx.repo });
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' })).newPage();
-    page.setDefaultTimeout(TIMEOUT);
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const page = await session.newPage({ width: 1280, height: 900 }, TIMEOUT);
     const nav = (label) => page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: label, exact: true }).click();
     const alert = page.locator('#main [role="alert"]');
     const checked = async (name) => page.locator(`input[name="${name}"]:checked`).evaluateAll((rs) => rs.map((r) => r.value));
@@ -104,16 +91,9 @@ async function main() {
     const modes = JSON.parse(fs.readFileSync(reviewModes, 'utf8'));
     if (Object.keys(modes).length !== 2 || modes[key] !== 'review' || modes['/other/memory'] !== 'off') fail(`the modes file after choosing: ${JSON.stringify(modes)}`);
 
-    if (errors.length) fail(`page errors: ${errors.join('; ')}`);
+    if (page.errors.length) fail(`page errors: ${page.errors.join('; ')}`);
     console.log('e2e (mode-unread): ok');
-  } catch (e) {
-    await keepFailure(page, fx.tmp);
-    throw e;
-  } finally {
-    await browser.close();
-    await stop(server.child);
-    removeUnlessKept(fx.tmp);
-  }
+  });
 }
 
 runMain(main);
