@@ -212,6 +212,10 @@ pub struct Session {
     project: Project,
     state: ExtractionState,
     session_memory: SessionMemoryState,
+    /// How many times the transcript was polled: a turn end is one poll's.
+    polls: u64,
+    /// The sub-agents' transcripts as far as the saved-chat check has read them.
+    subagents: SubagentReads,
 }
 
 impl Session {
@@ -239,11 +243,21 @@ impl Session {
     /// sub-agents' transcripts show read, and who read it; `None` when neither does. Extraction
     /// asks before it runs, and the scheduler at each turn end whether or not extraction runs
     /// then: the release's mark is set by the read itself, not by its extraction.
-    pub fn saved_chat_read_in(&self, messages: &[transcript::Conversation]) -> Option<(String, &'static str)> {
+    ///
+    /// The sub-agents' transcripts are looked at once per turn end (per [`Session::poll`]):
+    /// the scheduler's ask and extraction's share that look. Each look reads only what they
+    /// appended since the last one ([`SubagentReads`]), and a read once found stays found (the
+    /// release keeps its mark for the process).
+    pub fn saved_chat_read_in(&mut self, messages: &[transcript::Conversation]) -> Option<(String, &'static str)> {
         let env = &self.project.session_env;
-        crate::rules::saved_chat_read(messages, env)
-            .map(|p| (p, "this session"))
-            .or_else(|| saved_chat_read_by_subagents(&self.transcript, env).map(|p| (p, "a sub-agent of this session")))
+        if let Some(p) = crate::rules::saved_chat_read(messages, env) {
+            return Some((p, "this session"));
+        }
+        if self.subagents.looked_at != Some(self.polls) {
+            self.subagents.looked_at = Some(self.polls);
+            self.subagents.look(&self.transcript, env);
+        }
+        self.subagents.found.clone().map(|p| (p, "a sub-agent of this session"))
     }
 
     /// The extraction cursor (`lastMemoryMessageUuid`).
@@ -363,6 +377,7 @@ impl Session {
     /// Reads what Claude Code appended since the last poll (complete lines only) and returns
     /// the conversation if it now ends a query loop that was not reported before.
     pub fn poll(&mut self) -> io::Result<Option<Messages>> {
+        self.polls += 1;
         self.trim();
         self.held.set_cursor(self.state.cursor());
         let before = self.reader.offset();
@@ -397,22 +412,82 @@ fn session_id_of(transcript: &Path, first: Option<&str>) -> Option<String> {
     named.map(str::to_string).or_else(|| first.map(str::to_string))
 }
 
-/// The first saved claude.ai chat one of the session's sub-agents read
-/// ([`crate::rules::saved_chat_read`] over each of their transcripts, `<session>/subagents/*.jsonl`
-/// beside the session's own, in name order). A sub-agent runs in its session's process, and
-/// 2.1.337 keeps the mark of such a read for the process: the session that started it saves no
-/// memory either, though its own transcript never shows the read.
-fn saved_chat_read_by_subagents(transcript: &Path, env: &Environment) -> Option<String> {
-    let dir = transcript.with_extension("").join("subagents");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
-    files.sort();
-    files.iter().find_map(|file| {
-        let held = transcript::Transcript::load(file).ok()?;
-        let messages: Vec<transcript::Conversation> = held.entries.iter().filter_map(Entry::as_conversation).cloned().collect();
-        crate::rules::saved_chat_read(&messages, env)
-    })
+/// The saved claude.ai chat the session's sub-agents read, followed as their transcripts
+/// (`<session>/subagents/*.jsonl` beside the session's own) grow. A sub-agent runs in its
+/// session's process, and 2.1.337 keeps the mark of such a read for the process: the session
+/// that started it saves no memory either, though its own transcript never shows the read.
+///
+/// A session's sub-agents may have written hundreds of MB by its last turns: each look reads
+/// only the lines appended since the last one, as the extraction cursor does for the session's
+/// own transcript. The one thing carried from look to look is a `Read` still waiting for its
+/// result (its message), so that a read whose result lands after a look is still found.
+#[derive(Debug, Default)]
+struct SubagentReads {
+    files: std::collections::BTreeMap<PathBuf, SubagentFile>,
+    /// The first read found ([`crate::rules::saved_chat_read`]'s path).
+    found: Option<String>,
+    /// The poll whose turn end was last looked at.
+    looked_at: Option<u64>,
 }
 
+/// How far one sub-agent transcript was read.
+#[derive(Debug, Default)]
+struct SubagentFile {
+    reader: TranscriptReader,
+    /// Messages with a `Read` whose result was not in the file yet.
+    waiting: Vec<transcript::Conversation>,
+}
+
+impl SubagentReads {
+    /// Reads what the sub-agents of the session at `transcript` appended since the last look,
+    /// in name order, until a saved chat's read is found. A file that cannot be read now (it
+    /// is being replaced, Mneme may not read it) is passed over and read from where it stood
+    /// at the next look.
+    fn look(&mut self, transcript: &Path, env: &Environment) {
+        if self.found.is_some() {
+            return;
+        }
+        let dir = transcript.with_extension("").join("subagents");
+        let Ok(listing) = std::fs::read_dir(dir) else { return };
+        let names: std::collections::BTreeSet<PathBuf> =
+            listing.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
+        self.files.retain(|p, _| names.contains(p));
+        for path in names {
+            let file = self.files.entry(path.clone()).or_default();
+            if let Some(read) = file.read_more(&path, env) {
+                self.found = Some(read);
+                return;
+            }
+        }
+    }
+}
+
+impl SubagentFile {
+    /// Reads the lines `path` appended since the last look (within [`transcript::HELD_LIMIT_BYTES`]
+    /// of entries, as any transcript read) and returns the saved chat they show read, with the
+    /// `Read`s carried from earlier looks; the `Read`s still without a result are carried on.
+    fn read_more(&mut self, path: &Path, env: &Environment) -> Option<String> {
+        let before = self.reader.offset();
+        let mut window = Window::new(transcript::HELD_LIMIT_BYTES);
+        self.reader.read_into(path, &mut window).ok()?;
+        if self.reader.offset() < before {
+            // Replaced by a shorter file, read again from its start: what waited was another file's.
+            self.waiting.clear();
+        }
+        let mut messages = std::mem::take(&mut self.waiting);
+        messages.extend(window.into_entries().into_iter().filter_map(|e| match e {
+            Entry::Conversation(c) => Some(*c),
+            _ => None,
+        }));
+        if let Some(read) = crate::rules::saved_chat_read(&messages, env) {
+            return Some(read);
+        }
+        let answered: std::collections::HashSet<String> = messages.iter().flat_map(|m| m.tool_results()).map(|(id, _)| id.to_string()).collect();
+        messages.retain(|m| m.tool_uses().any(|t| t.name == "Read" && !answered.contains(t.id)));
+        self.waiting = messages;
+        None
+    }
+}
 fn session_key(transcript: &Path, session_id: Option<&str>) -> String {
     match session_id.filter(|s| paths::is_session_id(s)) {
         Some(s) => s.to_string(),
@@ -662,6 +737,8 @@ impl Extractor {
             project,
             state,
             session_memory,
+            polls: 0,
+            subagents: SubagentReads::default(),
         };
         // The cursor was not known while the file was read: if entries were let go, whether
         // it was among them is found by reading again with it.

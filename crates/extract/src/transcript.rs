@@ -1013,6 +1013,12 @@ impl Window {
         }
     }
 
+    /// The entries held, oldest first, given up by the window.
+    pub fn into_entries(mut self) -> Vec<Entry> {
+        self.entries.drain(..self.start);
+        self.entries
+    }
+
     /// The whole transcript as far as this window holds it, read to `offset`.
     fn into_transcript(self, offset: u64) -> Transcript {
         let left_out = self.left_out;

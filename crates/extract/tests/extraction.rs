@@ -998,6 +998,95 @@ async fn a_saved_chat_read_by_a_sub_agent_stops_the_session_saving_from_2_1_337(
     assert_eq!(run(&w, "2.1.337").await[0].outcome, RunOutcome::Saved, "a refused Read read nothing");
 }
 
+/// Bytes this thread has read through system calls so far (Linux's per-thread `rchar`): what a
+/// turn end costs in reading, observed on the real files rather than through a hook in the code.
+fn bytes_read_by_this_thread() -> u64 {
+    let io = std::fs::read_to_string("/proc/thread-self/io").expect("Linux's per-thread I/O counters");
+    io.lines().find_map(|l| l.strip_prefix("rchar: ")).expect("rchar").trim().parse().unwrap()
+}
+
+/// A sub-agent's transcript line in Claude Code's shape.
+fn sub_agent_entry(agent: &str, uuid: &str, parent: Option<&str>, mut e: Value) -> String {
+    let o = e.as_object_mut().unwrap();
+    for (k, v) in [("uuid", json!(uuid)), ("parentUuid", json!(parent)), ("isSidechain", json!(true)), ("agentId", json!(agent)), ("sessionId", json!(SID))] {
+        o.insert(k.into(), v);
+    }
+    e.to_string() + "\n"
+}
+
+/// `n` tool calls of a sub-agent that reads no saved chat: a `Bash` use and its 4 KiB result each.
+fn sub_agent_work(agent: &str, from: usize, n: usize) -> String {
+    let filler = "build output line\n".repeat(4096 / 18);
+    (from..from + n)
+        .map(|i| {
+            let (u, r) = (format!("{agent}-u{i}"), format!("{agent}-r{i}"));
+            let parent = (i > 0).then(|| format!("{agent}-r{}", i - 1));
+            sub_agent_entry(agent, &u, parent.as_deref(), json!({"type": "assistant", "message": {"id": u, "content": [{"type": "tool_use", "id": format!("{agent}-t{i}"),
+                "name": "Bash", "input": {"command": "cargo build"}}], "stop_reason": "tool_use"}}))
+                + &sub_agent_entry(agent, &r, Some(&u), json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": format!("{agent}-t{i}"), "content": filler}]}}))
+        })
+        .collect()
+}
+
+/// The saved-chat check (row 75) at a turn end, as the scheduler makes it (once for the dream
+/// loop, then in extraction), reads each of the session's sub-agent transcripts once, and at
+/// later turn ends only what they had appended since; a Read whose result comes in a later
+/// look is still found, and said to be a sub-agent's.
+#[tokio::test]
+async fn a_turn_end_reads_sub_agent_transcripts_once_and_then_only_what_was_appended() {
+    async fn turn_end(x: &Extractor, s: &mut mneme_extract::Session) -> (u64, Option<(String, &'static str)>, Vec<mneme_extract::RunRecord>) {
+        let before = bytes_read_by_this_thread();
+        let messages = s.poll().unwrap().expect("a turn end");
+        let chat = s.saved_chat_read_in(&messages);
+        let recs = x.on_turn_end(s, messages, Engine::Offline, &Cancel::new()).await.unwrap();
+        (bytes_read_by_this_thread() - before, chat, recs)
+    }
+    let w = World::new();
+    let x = Extractor::new(with_claude(&w, "2.1.337"), w.clock.clone());
+    let dir = w.transcript.with_extension("").join("subagents");
+    std::fs::create_dir_all(&dir).unwrap();
+    let agents = ["a01", "a02", "a03", "a04"];
+    for a in agents {
+        std::fs::write(dir.join(format!("agent-{a}.jsonl")), sub_agent_work(a, 0, 256)).unwrap();
+    }
+    let total: u64 = agents.iter().map(|a| std::fs::metadata(dir.join(format!("agent-{a}.jsonl"))).unwrap().len()).sum();
+    assert!(total > 4 << 20);
+    let append = |a: &str, text: &str| {
+        std::fs::OpenOptions::new().append(true).open(dir.join(format!("agent-{a}.jsonl"))).unwrap().write_all(text.as_bytes()).unwrap()
+    };
+
+    w.turn("Remember that I prefer tabs over spaces.", "Noted.");
+    let mut session = x.open_session(&w.transcript).unwrap();
+    let (read, chat, recs) = turn_end(&x, &mut session).await;
+    assert_eq!(chat, None);
+    assert_eq!(recs[0].outcome, RunOutcome::Saved, "{recs:?}");
+    assert!(read >= total && read < total + total / 4, "{read} bytes read at a turn end over {total} bytes of sub-agent transcripts");
+
+    // A sub-agent goes on (32 more calls, about 130 KiB): only that is read.
+    append("a02", &sub_agent_work("a02", 256, 32));
+    w.turn("Also remember that I review code in the morning.", "Noted.");
+    let (read, chat, _) = turn_end(&x, &mut session).await;
+    assert_eq!(chat, None);
+    assert!(read < 512 << 10, "{read} bytes read at a turn end after 130 KiB were appended to one of {total} bytes of sub-agent transcripts");
+
+    // A sub-agent's Read of a saved chat whose result comes only by the next turn end.
+    let path = w.home.env.projects_dir().join("-elsewhere").join(SID).join("tool-results/artifact-chat.4f2a.txt");
+    append("a03", &sub_agent_entry("a03", "a03-u-chat", Some("a03-r255"), json!({"type": "assistant", "message": {"id": "a03-m-chat",
+        "content": [{"type": "tool_use", "id": "a03-t-chat", "name": "Read", "input": {"file_path": path}}], "stop_reason": "tool_use"}})));
+    w.turn("What did the build say?", "It passed.");
+    let (_, chat, _) = turn_end(&x, &mut session).await;
+    assert_eq!(chat, None, "no result yet: nothing was read");
+    append("a03", &sub_agent_entry("a03", "a03-r-chat", Some("a03-u-chat"), json!({"type": "user", "message": {"content": [
+        {"type": "tool_result", "tool_use_id": "a03-t-chat", "content": "1\tchat text"}]}})));
+    w.turn("Remember that I deploy on Fridays.", "Noted.");
+    let (read, chat, recs) = turn_end(&x, &mut session).await;
+    assert_eq!(chat, Some((path.to_string_lossy().into_owned(), "a sub-agent of this session")));
+    let RunOutcome::Disabled { why } = &recs[0].outcome else { panic!("{recs:?}") };
+    assert!(why.starts_with("a sub-agent of this session read") && why.contains(&*path.to_string_lossy()), "{why}");
+    assert!(read < 512 << 10, "{read}");
+    assert!(!Path::new(&w.m("user_i_deploy_on_fridays.md")).exists() && !Path::new(&w.m("project_i_deploy_on_fridays.md")).exists());
+}
+
 /// From 2.1.292 Claude Code's extraction saves nothing while one of the user's deny or ask
 /// rules covers every write into the memory folder (a rule on all of Edit or Write, or an Edit
 /// rule over the folder; read in the 2.1.291 and 2.1.292 binaries, `memoryWriteBlockingRule`),
