@@ -4,12 +4,12 @@
 
 mod common;
 
-use mneme_testsupport::{topic, TestHome};
+use mneme_testsupport::{topic, wait, TestHome};
 use std::fs;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mneme");
 
@@ -26,19 +26,7 @@ fn run(h: &TestHome, cwd: &Path, args: &[&str], stdin: Option<&str>) -> Output {
 /// Runs `cmd` to the end, or kills it after `secs` and fails the test: a command that waits for
 /// ever on bad input is the bug some of these tests catch.
 fn finishes_within(mut cmd: Command, secs: u64, what: &str) -> Output {
-    let mut child = cmd.stdin(Stdio::null()).spawn().expect("mneme starts");
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{what}: still running after {secs} s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait::command_within(Duration::from_secs(secs), cmd.stdin(Stdio::null())).unwrap_or_else(|| panic!("{what}: still running after {secs} s (killed)"))
 }
 
 /// The one-line error of a run that must fail, checked to carry no Rust debug print, no bare
@@ -315,14 +303,15 @@ fn a_folder_you_may_not_enter_is_refused() {
         // The copy was just written: while another test thread forks a child, that child holds
         // the copy's write descriptor until it execs, and executing the copy then fails with
         // "Text file busy" (ETXTBSY). That is the test harness, not mneme: run it again.
-        let mut out = c.output().unwrap();
-        for _ in 0..40 {
-            if !String::from_utf8_lossy(&out.stderr).contains("Text file busy") {
-                break;
+        let out = wait::result("a run of the copied binary that is not refused as \"Text file busy\"", || {
+            let out = c.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            if err.contains("Text file busy") {
+                Err(err)
+            } else {
+                Ok(out)
             }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            out = c.output().unwrap();
-        }
+        });
         let err = clean_error(out, args);
         assert!(err.contains("you may not open the folder") && err.contains("permission denied"), "{err}");
     }
