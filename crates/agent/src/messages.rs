@@ -248,6 +248,15 @@ pub fn read_outside_blocked(path: &str, source: &str, file: &str) -> String {
     )
 }
 
+/// From 2.1.292, under `permissions.blockReadsOutsideWorkingDirectories`, a shell command
+/// whose files cannot be told before it runs (`why`: a substitution, `eval`, …): the block asks
+/// about such a command, and a memory agent has no one to ask.
+pub fn shell_unchecked_under_read_block(why: &str, source: &str, file: &str) -> String {
+    format!(
+        "This command is refused: {why}, so which files it reads cannot be checked against permissions.blockReadsOutsideWorkingDirectories, which is on in the {source} settings ({file}). Name the files directly, without substitutions or eval, inside the project or the memory folder."
+    )
+}
+
 /// A tool input that does not fit the tool's schema (after the `InputValidationError: `
 /// prefix, which is part of the result format): one problem per line, in Claude Code's order
 /// (missing, unexpected, wrong type).

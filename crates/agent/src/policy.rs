@@ -17,7 +17,10 @@
 //! merely looking there can mount a remote share; and from 2.1.257, while a settings file turns
 //! `permissions.blockReadsOutsideWorkingDirectories` on, a path outside the working directories
 //! is refused unless it lies in the memory folder (from 2.1.292 the same holds for the files a
-//! shell command names). Each path is judged as given (made absolute and normalized) and as its
+//! shell command names, and a command whose files cannot be told, such as a substitution or
+//! `eval`, is refused in the block's name). Which `additionalDirectories` count, and whether
+//! the memory folder is exempt, depend on whose settings named them (`crate::rules`, rows 100
+//! and 101). Each path is judged as given (made absolute and normalized) and as its
 //! links resolve. The UNC refusal (`//server/share`) applies on Windows only: elsewhere the
 //! path is normalized to `/server/share` first, a local path, as in Claude Code.
 
@@ -289,10 +292,20 @@ impl Gate {
     }
 
     /// The read block's refusal of a shell command naming a file outside the working
-    /// directories and the memory folder.
+    /// directories and the memory folder, or of one whose files cannot be told: a command the
+    /// parser cannot analyse, or `eval` (2.1.292 and later ask about both under the block, where
+    /// without it the agents' guard refuses them as not read-only: case `shell_hard_block`).
     fn bash_read_block(&self, input: &Value) -> Option<Decision> {
         let command = input.get("command").and_then(Value::as_str)?;
-        self.rules.read_block()?;
+        let (source, file) = self.rules.read_block()?;
+        let unchecked = |why: &str| Some(Decision::Deny(crate::messages::shell_unchecked_under_read_block(why, source.label(), &file.to_string_lossy())));
+        match crate::bash::parse::parse(command) {
+            Err(why) => return unchecked(why),
+            Ok(simple) if simple.iter().any(|c| c.argv.first().is_some_and(|name| name == "eval")) => {
+                return unchecked("`eval` runs its words as shell code");
+            }
+            Ok(_) => {}
+        }
         self.rules
             .command_files(command, &self.cwd)
             .into_iter()
@@ -656,8 +669,21 @@ mod tests {
         assert_eq!(new.decide("Read", &read(&secret)), refused(&secret));
         assert_eq!(old.decide("Read", &read(&secret)), Decision::Allow);
         assert_eq!(new.decide("Grep", &json!({"pattern": "x", "path": "../home"})), refused("../home"));
-        for inside in [mem.join("a.md"), cwd.join("src/a.rs"), extra.join("b.md")] {
+        for inside in [mem.join("a.md"), cwd.join("src/a.rs")] {
             assert_eq!(new.decide("Read", &read(&inside.to_string_lossy())), Decision::Allow, "{inside:?}");
+        }
+        // The project's settings widen nothing: their `additionalDirectories` are dropped.
+        let b = extra.join("b.md").to_string_lossy().into_owned();
+        assert_eq!(new.decide("Read", &read(&b)), refused(&b));
+        // The user's and an untracked local file's count; those of a local file git tracks
+        // (the repository's own) do not.
+        for (source, tracked, allowed) in [(SettingSource::User, false, true), (SettingSource::Local, false, true), (SettingSource::Local, true, false)] {
+            let rules = rules_of(json!({"blockReadsOutsideWorkingDirectories": true, "additionalDirectories": [extra]}), source).with_local_settings_tracked(tracked);
+            let label = source.label();
+            let expected = if allowed { Decision::Allow } else { Decision::Deny(crate::messages::read_outside_blocked(&b, label, &file)) };
+            assert_eq!(gate("2.1.337", &rules).decide("Read", &read(&b)), expected, "{label} tracked={tracked}");
+            let cat = json!({"command": format!("cat {b}")});
+            assert_eq!(gate("2.1.337", &rules).decide("Bash", &cat) == Decision::Allow, allowed, "{label} tracked={tracked}: cat");
         }
         assert_eq!(new.decide("Glob", &json!({"pattern": "*.md"})), Decision::Allow);
         // `false`, or no such setting, blocks nothing.
@@ -676,6 +702,23 @@ mod tests {
         for ok in [format!("ls {}", mem.display()), "grep -r tabs .".to_string(), "wc -l src/a.rs".to_string()] {
             assert_eq!(gate("2.1.337", &blocking).decide("Bash", &json!({"command": ok})), Decision::Allow, "{ok}");
         }
+        // A command whose files cannot be told is refused by the block from 2.1.292, in the
+        // block's words; before, by the guard (not read-only); a pipe is analysed.
+        let notes = cwd.join("notes.md").to_string_lossy().into_owned();
+        for (command, why) in [
+            (format!("echo $(cat {notes})"), "parameter expansion and command substitution cannot be analysed"),
+            (format!("cat `echo {notes}`"), "command substitution cannot be analysed"),
+            (format!("eval cat {notes}"), "`eval` runs its words as shell code"),
+        ] {
+            let input = json!({"command": command});
+            let unchecked = Decision::Deny(crate::messages::shell_unchecked_under_read_block(why, "project", &file));
+            assert_eq!(gate("2.1.292", &blocking).decide("Bash", &input), unchecked, "{command}");
+            assert_eq!(gate("2.1.291", &blocking).decide("Bash", &input), Decision::Deny(bash_denial(&auto_mem_prefix(&mem))), "{command}");
+            assert_eq!(gate("2.1.337", &off).decide("Bash", &input), Decision::Deny(bash_denial(&auto_mem_prefix(&mem))), "{command}");
+        }
+        let pipe = |f: &str| json!({"command": format!("cat {f} | wc -l")});
+        assert_eq!(gate("2.1.337", &blocking).decide("Bash", &pipe(&notes)), Decision::Allow);
+        assert_eq!(gate("2.1.337", &blocking).decide("Bash", &pipe(&secret)), refused(&secret));
         // A memory folder the repository's settings chose is not exempt.
         let repo_chosen = blocking.clone().with_memory_dir_from_repo(true);
         let m = mem.join("a.md").to_string_lossy().into_owned();

@@ -32,7 +32,8 @@
 //!   also matches the bare command).
 //!
 //! The settings also say whether `permissions.blockReadsOutsideWorkingDirectories` is on (in
-//! any source) and which `permissions.additionalDirectories` count as working directories;
+//! any source) and which `permissions.additionalDirectories` count as working directories (not
+//! the project's, nor those of a local settings file git tracks);
 //! the agents' guard applies that block from 2.1.257 ([`PermissionRules::read_blocked`],
 //! `crate::policy`, row 97).
 //!
@@ -97,10 +98,16 @@ pub struct PermissionRules {
     /// The settings file whose `permissions.blockReadsOutsideWorkingDirectories` is `true`
     /// (the first one; `true` in any source wins, whatever the others say).
     read_block: Option<(SettingSource, PathBuf)>,
-    /// `permissions.additionalDirectories`: working directories beside the working folder.
-    additional_dirs: Vec<PathBuf>,
+    /// `permissions.additionalDirectories`: working directories beside the working folder, each
+    /// with the source that names it (the project's, and a local file git tracks, do not
+    /// count: [`PermissionRules::working_directories`]).
+    additional_dirs: Vec<(SettingSource, PathBuf)>,
+    /// Git tracks the project's local settings file (`.claude/settings.local.json`): then it is
+    /// the repository's own, and its `additionalDirectories` widen nothing.
+    local_settings_tracked: bool,
     /// The memory folder was chosen by the repository's own settings (`autoMemoryDirectory` in
-    /// `.claude/settings.json`): then reading it is not exempt from the read block.
+    /// `.claude/settings.json`, or in a `.claude/settings.local.json` git tracks): then reading
+    /// it is not exempt from the read block.
     memory_dir_from_repo: bool,
 }
 
@@ -172,7 +179,7 @@ impl PermissionRules {
                     Some(rest) if rest.starts_with('/') => home.join(&rest[1..]),
                     _ => cwd.join(dir),
                 };
-                additional_dirs.push(mneme_store::git::normalize(&dir));
+                additional_dirs.push((file.source, mneme_store::git::normalize(&dir)));
             }
             let root = match file.source {
                 SettingSource::User => config_home.to_path_buf(),
@@ -193,16 +200,52 @@ impl PermissionRules {
             cwd: cwd.to_path_buf(),
             read_block,
             additional_dirs,
+            local_settings_tracked: false,
             memory_dir_from_repo: false,
         }
     }
 
     /// The rules one session applies: its settings, home, config home and working folder.
     pub fn for_session(session: &mneme_store::session::SessionMemory, cwd: &Path) -> PermissionRules {
+        use mneme_store::paths::AutoMemSource;
         let mut rules = PermissionRules::from_settings(&session.settings, &session.env.home, &session.env.config_home(), cwd);
-        rules.memory_dir_from_repo =
-            session.dir.source == mneme_store::paths::AutoMemSource::Setting(SettingSource::Project);
+        let chosen_by = |source| session.dir.source == AutoMemSource::Setting(source);
+        // Git is asked only when the answer matters: the block is on, and the local file names
+        // folders or chose the memory folder.
+        if rules.read_block.is_some()
+            && (chosen_by(SettingSource::Local) || rules.additional_dirs.iter().any(|(s, _)| *s == SettingSource::Local))
+        {
+            let local = session.settings.files().iter().find(|f| f.source == SettingSource::Local).map(|f| f.path.clone());
+            rules.local_settings_tracked = local.is_some_and(|p| git_tracks(&p));
+        }
+        // A local settings file git tracks is the repository's as much as `.claude/settings.json`
+        // (2.1.257 refuses a read of the memory folder such a file chose, and reads it when the
+        // file is untracked).
+        rules.memory_dir_from_repo = chosen_by(SettingSource::Project) || (chosen_by(SettingSource::Local) && rules.local_settings_tracked);
         rules
+    }
+
+    /// With the local settings file tracked by git or not (what [`PermissionRules::for_session`]
+    /// asks git).
+    pub fn with_local_settings_tracked(mut self, tracked: bool) -> PermissionRules {
+        self.local_settings_tracked = tracked;
+        self
+    }
+
+    /// The `permissions.additionalDirectories` that count as working directories: those of the
+    /// user's settings, a flag file, the managed settings, and a local settings file git does
+    /// not track. Claude Code drops the project's settings' folders (a repository may not widen
+    /// what its own sessions read) and those of a local file the repository carries (seen on
+    /// 2.1.257, 2.1.292, 2.1.316, 2.1.332 and 2.1.337, row 97).
+    pub fn working_directories(&self) -> impl Iterator<Item = &Path> {
+        self.additional_dirs
+            .iter()
+            .filter(|(source, _)| match source {
+                SettingSource::Project => false,
+                SettingSource::Local => !self.local_settings_tracked,
+                _ => true,
+            })
+            .map(|(_, dir)| dir.as_path())
     }
 
     /// With the memory folder chosen by the repository's settings or not (what
@@ -227,9 +270,9 @@ impl PermissionRules {
         if self.read_block.is_none() {
             return false;
         }
-        let inside = |dir: &PathBuf| !dir.as_os_str().is_empty() && path.starts_with(dir);
+        let inside = |dir: &Path| !dir.as_os_str().is_empty() && path.starts_with(dir);
         let exempt = if self.memory_dir_from_repo { &[][..] } else { memory_dir };
-        !(cwd.iter().any(inside) || self.additional_dirs.iter().any(inside) || exempt.iter().any(inside))
+        !(cwd.iter().any(|d| inside(d)) || self.working_directories().any(inside) || exempt.iter().any(|d| inside(d)))
     }
 
     /// The files a shell command names (its words after each command name that are not flags),
@@ -370,6 +413,22 @@ impl PermissionRules {
         let Ok(matcher) = builder.build() else { return false };
         matcher.matched_path_or_any_parents(&path, false).is_ignore()
     }
+}
+
+/// Whether git tracks `file` (in the index of the repository around it). Anything git cannot
+/// answer (no repository, no git) counts as untracked, as Claude Code counts it when it decides
+/// whose folders a local settings file may add.
+fn git_tracks(file: &Path) -> bool {
+    let (Some(dir), Some(name)) = (file.parent(), file.file_name()) else { return false };
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["ls-files", "-z", "--"])
+        .arg(name)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
 }
 
 /// `path` made absolute against `cwd` and normalized (`.` and `..` resolved by name, as
@@ -564,6 +623,45 @@ mod tests {
         off.enabled = false;
         let r = PermissionRules::from_settings(&Settings::from_files(vec![off]), Path::new("/home/u"), Path::new("/home/u/.claude"), Path::new("/repo"));
         assert!(r.is_empty());
+    }
+
+    /// Row 97: under the read block, a local settings file counts as the repository's own when
+    /// git tracks it: its `additionalDirectories` are dropped, and a memory folder it chose is
+    /// not exempt; untracked, both hold. The project's settings' folders never count.
+    #[test]
+    #[cfg(unix)]
+    fn a_local_settings_file_git_tracks_is_the_repositorys() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (home, repo, extra, mem) = (root.join("home"), root.join("repo"), root.join("extra"), root.join("mem"));
+        for d in [&home.join(".claude"), &repo.join(".claude"), &extra, &mem] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let write = |p: &Path, v: Value| std::fs::write(p, serde_json::to_string(&v).unwrap()).unwrap();
+        write(&home.join(".claude/settings.json"), json!({"permissions": {"blockReadsOutsideWorkingDirectories": true}}));
+        write(&repo.join(".claude/settings.json"), json!({"permissions": {"additionalDirectories": [root.join("shared")]}}));
+        let local = repo.join(".claude/settings.local.json");
+        write(&local, json!({"autoMemoryDirectory": mem, "permissions": {"additionalDirectories": [extra]}}));
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git").arg("-C").arg(&repo).args(args).output().unwrap().status.success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        let env = mneme_store::env::Environment::with_home(&home);
+        let session = || mneme_store::session::SessionMemory::for_cwd(&env, &repo);
+        assert_eq!(session().dir.dir, mem, "the local file chose the memory folder");
+        let blocked = |r: &PermissionRules, p: &Path| r.read_blocked(p, &[repo.clone()], &[mem.clone()]);
+
+        let untracked = PermissionRules::for_session(&session(), &repo);
+        assert!(!untracked.local_settings_tracked && !untracked.memory_dir_from_repo);
+        assert!(!blocked(&untracked, &extra.join("a.md")) && !blocked(&untracked, &mem.join("a.md")));
+        assert!(blocked(&untracked, &root.join("shared/a.md")), "the project's folders widen nothing");
+
+        git(&["add", "-f", ".claude/settings.local.json"]);
+        let tracked = PermissionRules::for_session(&session(), &repo);
+        assert!(tracked.local_settings_tracked && tracked.memory_dir_from_repo);
+        assert!(blocked(&tracked, &extra.join("a.md")) && blocked(&tracked, &mem.join("a.md")));
+        assert!(!blocked(&tracked, &repo.join("a.md")));
     }
 
     #[test]
