@@ -197,7 +197,17 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     for (const [key, label] of SCREENS) {
       await page.keyboard.press(`Alt+${key}`);
       await screenIs(label);
-      await page.waitForTimeout(300);
+      // Tab from the title once the screen has what it shows. While its data loads a screen
+      // may hold no Tab stop at all (Projects before its list comes; Team shows "Loading…" under
+      // its head, whose Pull, Sync and Push are disabled until then), and until the title has
+      // focus a Tab starts from where the key left it: either way the first Tab leaves the main
+      // region at once. A fixed pause here failed when the machine was loaded and took longer.
+      // (A screen that never shows a Tab stop still fails, here, naming it.)
+      await waitFor(`the ${label} screen loaded, with something in it to Tab to`, async () =>
+        (await main.getByText('Loading…', { exact: true }).count()) === 0 && page.evaluate(() =>
+          [...document.querySelectorAll('#main :is(button, input, select, textarea, a[href], [tabindex="0"])')]
+            .some((e) => !e.disabled && !e.closest('[inert]') && e.getClientRects().length > 0)));
+      await expectOnTitle(label, `after Alt+${key} (${label}), before Tab`);
       if (label === 'Memories') await page.locator('[data-testid="memory-list"] button.mem-row').first().waitFor();
       // Forward from the top of the screen until focus leaves the main region (or 60 stops).
       const stops = [];
