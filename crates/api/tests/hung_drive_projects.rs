@@ -76,9 +76,14 @@ fn a_project_on_a_hung_drive_is_listed_as_not_answering_and_the_others_as_they_a
 
     // The drive answers again: the look stuck on it returns, and a later list is as before.
     drop(hung);
-    let back = wait::value("a list with no project marked once the drive answered", || {
+    // A failure shows the last list, with the projects still marked.
+    let back = wait::result("a list with no project marked once the drive answered", || {
         let list = projects(&mneme);
-        list.iter().all(|p| !p.drive_not_answering).then_some(list)
+        if list.iter().all(|p| !p.drive_not_answering) {
+            Ok(list)
+        } else {
+            Err(list)
+        }
     });
     let p = by_folder(&back, &on_stick);
     assert!(p.project_exists && !p.orphaned, "{p:#?}");
@@ -123,7 +128,8 @@ fn a_config_folder_on_a_hung_drive_fails_the_list_saying_so_instead_of_hanging()
     assert!(again.elapsed() < Duration::from_secs(2), "asked again, it took {:?}", again.elapsed());
 
     drop(hung);
-    let back = wait::value("a list once the drive answered", || listed(&mneme).ok());
+    // A failure shows the error the list last failed with.
+    let back = wait::result("a list once the drive answered", || listed(&mneme));
     assert!(by_folder(&back, &project).project_exists, "{back:#?}");
     drop(drive);
 }

@@ -4,10 +4,13 @@
 //! on two cores beside other builds) and slow when it is not; a poll ends as soon as the thing
 //! holds, and its deadline is generous because reaching it is the failure, not a measurement.
 //!
-//! Each wait names what it waited for, so a failure says what never happened. A sleep that is
+//! Each wait names what it waited for, so a failure says what never happened; the `result` ones
+//! also show what the last look saw instead (the list still marked, the error still answered), so
+//! the failure says how far the thing got. A sleep that is
 //! itself the thing under test (a debounce that must not fire before its time, a timeout, an
 //! mtime tick) stays a sleep in the test, with a comment saying why.
 
+use std::fmt::Debug;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
@@ -52,9 +55,44 @@ pub fn value_within<T>(patience: Duration, what: &str, mut f: impl FnMut() -> Op
     }
 }
 
+/// Asks `f` every 20 ms until it answers `Ok`, for at most [`PATIENCE`], and answers what it
+/// holds; `Err` carries what this look saw instead, and a failure shows the last one beside
+/// `what` (a bare [`value`] could only say that nothing came).
+#[track_caller]
+pub fn result<T, S: Debug>(what: &str, f: impl FnMut() -> Result<T, S>) -> T {
+    result_within(PATIENCE, what, f)
+}
+
+/// As [`result`], for at most `patience`.
+#[track_caller]
+pub fn result_within<T, S: Debug>(patience: Duration, what: &str, mut f: impl FnMut() -> Result<T, S>) -> T {
+    let deadline = Instant::now() + patience;
+    loop {
+        match f() {
+            Ok(v) => return v,
+            Err(seen) => assert!(Instant::now() < deadline, "{}", in_vain(patience, what, &seen)),
+        }
+        std::thread::sleep(EVERY);
+    }
+}
+
+/// The failure of a `result` wait: what was waited for and what the last look saw.
+fn in_vain(patience: Duration, what: &str, seen: &dyn Debug) -> String {
+    format!("waited {patience:?} in vain for {what}; the last look saw: {seen:#?}")
+}
+
 /// As [`until`], in an async test: the poll sleeps on the runtime, not on its thread.
 pub async fn until_async<F: Future<Output = bool>>(what: &str, mut ok: impl FnMut() -> F) {
     value_async_within(PATIENCE, what, || {
+        let f = ok();
+        async move { f.await.then_some(()) }
+    })
+    .await;
+}
+
+/// As [`until_async`], for at most `patience`.
+pub async fn until_async_within<F: Future<Output = bool>>(patience: Duration, what: &str, mut ok: impl FnMut() -> F) {
+    value_async_within(patience, what, || {
         let f = ok();
         async move { f.await.then_some(()) }
     })
@@ -74,6 +112,23 @@ pub async fn value_async_within<T, F: Future<Output = Option<T>>>(patience: Dura
             return v;
         }
         assert!(Instant::now() < deadline, "waited {patience:?} in vain for {what}");
+        tokio::time::sleep(EVERY).await;
+    }
+}
+
+/// As [`result`], in an async test.
+pub async fn result_async<T, S: Debug, F: Future<Output = Result<T, S>>>(what: &str, f: impl FnMut() -> F) -> T {
+    result_async_within(PATIENCE, what, f).await
+}
+
+/// As [`result_within`], in an async test.
+pub async fn result_async_within<T, S: Debug, F: Future<Output = Result<T, S>>>(patience: Duration, what: &str, mut f: impl FnMut() -> F) -> T {
+    let deadline = Instant::now() + patience;
+    loop {
+        match f().await {
+            Ok(v) => return v,
+            Err(seen) => assert!(Instant::now() < deadline, "{}", in_vain(patience, what, &seen)),
+        }
         tokio::time::sleep(EVERY).await;
     }
 }
@@ -135,6 +190,43 @@ mod tests {
     #[should_panic(expected = "waited 100ms in vain for a thing that never happens")]
     fn a_wait_for_what_never_happens_fails_naming_it() {
         until_within(Duration::from_millis(100), "a thing that never happens", || false);
+    }
+
+    #[test]
+    fn a_result_wait_answers_the_first_ok() {
+        let mut n = 0;
+        let got = result("the third look", || {
+            n += 1;
+            if n == 3 {
+                Ok(n)
+            } else {
+                Err(format!("look {n}"))
+            }
+        });
+        assert_eq!(got, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "waited 100ms in vain for a list with nothing marked; the last look saw: [\n    \"marked\",\n]")]
+    fn a_result_wait_that_fails_shows_what_the_last_look_saw() {
+        result_within(Duration::from_millis(100), "a list with nothing marked", || Err::<(), _>(vec!["marked"]));
+    }
+
+    #[test]
+    fn an_async_result_wait_shows_what_the_last_look_saw() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let mut n = 0;
+        let got = rt.block_on(result_async("the second look", || {
+            n += 1;
+            let seen = n;
+            async move { if seen == 2 { Ok(seen) } else { Err(seen) } }
+        }));
+        assert_eq!(got, 2);
+        let never = std::panic::catch_unwind(|| {
+            rt.block_on(result_async_within(Duration::from_millis(50), "an answer", || async { Err::<(), _>("still refused: 503") }))
+        });
+        let message = never.unwrap_err().downcast::<String>().unwrap();
+        assert_eq!(*message, "waited 50ms in vain for an answer; the last look saw: \"still refused: 503\"");
     }
 
     #[test]
