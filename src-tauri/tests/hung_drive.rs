@@ -33,16 +33,13 @@ fn memories(rt: &tokio::runtime::Runtime, m: &Mneme, s: &Session, cwd: &Path) ->
     rt.block_on(commands::engine("memories", m, s.clone(), req, mneme_api::ops::memories)).map(|list| list.len())
 }
 
-/// The count an answer carries; `None` while the drive still counts as not answering, any other
-/// error failing the test.
-fn answered(answer: Result<usize, mneme_api::ApiError>) -> Option<usize> {
-    match answer {
-        Ok(n) => Some(n),
-        Err(e) => {
-            assert_eq!(e.code, ErrorCode::Unavailable, "{}", e.message);
-            None
-        }
-    }
+/// The count an answer carries; while the drive still counts as not answering, the refusal's
+/// words (what a wait that runs out shows); any other error fails the test.
+fn answered(answer: Result<usize, mneme_api::ApiError>) -> Result<usize, String> {
+    answer.map_err(|e| {
+        assert_eq!(e.code, ErrorCode::Unavailable, "{}", e.message);
+        e.message
+    })
 }
 
 /// A project whose own folder is on a drive that does not answer is answered `unavailable` with
@@ -76,7 +73,7 @@ fn a_command_for_a_project_on_a_hung_drive_says_so() {
     assert!(!hung.rescued(), "the command hung with the drive");
 
     drop(hung);
-    let back = wait::value("the command answered once the drive answers", || answered(memories(&rt, &m, &s, &stick)));
+    let back = wait::result("the command answered once the drive answers", || answered(memories(&rt, &m, &s, &stick)));
     assert_eq!(back, 0);
     drop(drive);
 }
@@ -117,7 +114,7 @@ fn a_command_whose_drive_hangs_midway_answers_after_the_patience() {
     assert!(!hung.rescued(), "the command hung with the drive");
 
     drop(hung);
-    let back = wait::value("the command answered once the drive answers", || answered(memories(&rt, &m, &s, &repo)));
+    let back = wait::result("the command answered once the drive answers", || answered(memories(&rt, &m, &s, &repo)));
     assert_eq!(back, 1);
     drop(drive);
 }
