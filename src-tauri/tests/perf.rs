@@ -59,7 +59,9 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Polls `script` every 10 ms until it returns something other than null or false.
+/// Polls `script` every 10 ms until it returns something other than null or false. Not
+/// `mneme_testsupport::wait`, whose 20 ms between looks would be the resolution of the times
+/// this test measures with it.
 async fn poll(s: &Session, what: &str, script: &str, patience: Duration) -> Value {
     let started = Instant::now();
     loop {
@@ -354,6 +356,7 @@ async fn desktop_start_and_memory() {
     let on_memories = "return location.hash === '#/memories'";
     let mut switched = false;
     if pressed {
+        // Not a `wait`: keys that do not get through are no failure, the click below stands in.
         let until = Instant::now() + Duration::from_secs(2);
         while Instant::now() < until {
             if s.script(on_memories).await == json!(true) {

@@ -37,13 +37,13 @@ use common::{on_path, start_driver, Session, PATIENCE};
 use futures_util::FutureExt;
 use mneme_api::{ContextRequest, Environment, Mneme, SystemClock};
 use mneme_app::webkit::{GL_OFF, JIT_LATER};
-use mneme_testsupport::TestHome;
+use mneme_testsupport::{wait, TestHome};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const DATE: &str = "2025-11-29";
 /// The address a link in the page opens (never fetched: the stand-in opener only records it).
@@ -334,10 +334,7 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     )
     .await;
     let url_file = home.root.join("bin/opened-url");
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !url_file.exists() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait::until_async_within(Duration::from_secs(15), "the link with target=_blank to reach the system opener", || async { url_file.exists() }).await;
     assert_eq!(std::fs::read_to_string(&url_file).ok().as_deref(), Some(LINK), "a link with target=_blank did not reach the system opener");
     std::fs::remove_file(&url_file).unwrap();
     let refused = s.invoke("plugin:opener|open_url", json!({ "url": "file:///etc/passwd" })).await;
@@ -365,10 +362,7 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
         json!([LINK]),
     )
     .await;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !url_file.exists() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait::until_async_within(Duration::from_secs(15), "the window's own navigation to go to the browser", || async { url_file.exists() }).await;
     assert_eq!(std::fs::read_to_string(&url_file).ok().as_deref(), Some(LINK), "the window's own navigation did not go to the browser");
     let still = s.script("return location.href").await;
     assert!(still.as_str().unwrap_or("").starts_with("tauri://"), "the window left the app for {still}");
@@ -392,15 +386,11 @@ async fn check_window(s: &Session, f: &Fixture<'_>) {
     s.element(toggle).await;
     assert!(s.selected(toggle).await, "auto memory is on by default");
     s.click(toggle).await;
-    let started = Instant::now();
-    let text = loop {
+    let text = wait::value_async_within(PATIENCE, &format!("the toggle's click written to {}", f.settings.display()), || async {
         let text = std::fs::read_to_string(f.settings).unwrap();
-        if text.contains("autoMemoryEnabled") {
-            break text;
-        }
-        assert!(started.elapsed() < PATIENCE, "clicking the toggle did not write {}", f.settings.display());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        text.contains("autoMemoryEnabled").then_some(text)
+    })
+    .await;
     assert!(text.starts_with(SETTINGS.trim_end().trim_end_matches('}').trim_end()), "other bytes changed:\n{text}");
     let parsed: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(parsed, json!({ "theme": "dark", "env": { "KEEP": "1" }, "autoMemoryEnabled": false }), "{text}");
@@ -543,11 +533,7 @@ fn stop_app(driver: &common::Driver) {
     let pid = app_pid(driver.0.id(), Path::new(env!("CARGO_BIN_EXE_mneme-app")));
     assert!(Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap().success());
     let gone = || std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')));
-    let deadline = Instant::now() + PATIENCE;
-    while !gone() {
-        assert!(Instant::now() < deadline, "the app did not stop within {PATIENCE:?} of SIGTERM");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait::until_within(PATIENCE, &format!("the app (PID {pid}) to stop after SIGTERM"), gone);
 }
 
 /// The window-state plugin's file (Tauri's config folder for the app, under the test's HOME).
@@ -631,11 +617,7 @@ impl Bus {
             .process_group(0)
             .spawn()
             .expect("dbus-daemon starts");
-        let deadline = Instant::now() + PATIENCE;
-        while !socket.exists() {
-            assert!(Instant::now() < deadline, "dbus-daemon made no socket at {}", socket.display());
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait::until_within(PATIENCE, &format!("dbus-daemon's socket at {}", socket.display()), || socket.exists());
         Bus { child, address }
     }
 }
@@ -696,28 +678,11 @@ async fn a_second_launch_hands_over_to_the_first() {
 /// Runs `mneme-app ARGS` in `cwd` with `vars` until it exits (a second launch hands over and
 /// exits at once; a refused first launch stops at its setup), answering its status and stderr.
 fn launch(args: &[&str], cwd: &Path, vars: &BTreeMap<String, String>) -> (std::process::ExitStatus, String) {
-    let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mneme-app"))
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(vars)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("mneme-app {args:?} was still running after 30 s: it opened a window of its own");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let out = child.wait_with_output().unwrap();
-    (status, String::from_utf8_lossy(&out.stderr).into_owned())
+    let mut app = Command::new(env!("CARGO_BIN_EXE_mneme-app"));
+    app.args(args).current_dir(cwd).env_clear().envs(vars).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    let out = wait::command_within(Duration::from_secs(30), &mut app)
+        .unwrap_or_else(|| panic!("mneme-app {args:?} was still running after 30 s (killed): it opened a window of its own"));
+    (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// Sends keys (WebDriver's key codes: `\u{E007}` Enter, `\u{E00C}` Escape) to what has focus.

@@ -2,6 +2,7 @@
 //! in its own process group, and a W3C session with the few commands the tests use.
 #![allow(dead_code)]
 
+use mneme_testsupport::wait;
 use serde_json::{json, Value};
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -85,6 +86,7 @@ pub async fn start_driver(
         let group = driver_proc.0.id();
         let base = format!("http://127.0.0.1:{port}");
         let try_started = Instant::now();
+        // Not a `wait`: running out of time here is no failure but a reason to try other ports.
         let ours = loop {
             if matches!(driver_proc.0.try_wait(), Ok(Some(_))) {
                 break false; // it could not bind a port
@@ -104,10 +106,15 @@ pub async fn start_driver(
             drop(driver_proc);
             continue;
         }
-        while !http.get(format!("{base}/status")).send().await.is_ok_and(|r| r.status().is_success()) {
-            assert!(try_started.elapsed() < Duration::from_secs(20), "tauri-driver did not answer on {base}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        // A failure shows how the last look at its status went.
+        wait::result_async_within(Duration::from_secs(20), &format!("tauri-driver answering on {base}"), || async {
+            match http.get(format!("{base}/status")).send().await {
+                Ok(r) if r.status().is_success() => Ok(()),
+                Ok(r) => Err(format!("status {}", r.status())),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+        .await;
         return (driver_proc, http, base);
     }
     unreachable!("the loop returns or fails")
@@ -117,6 +124,7 @@ impl Drop for Driver {
     fn drop(&mut self) {
         let group = format!("-{}", self.0.id());
         let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        // A grace period, not a `wait`: a driver still there after it is killed, no failure.
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline && matches!(self.0.try_wait(), Ok(None)) {
             std::thread::sleep(Duration::from_millis(50));
@@ -196,30 +204,24 @@ impl Session {
 
     /// [`Session::wait_for`] with its own patience.
     pub async fn wait_for_within(&self, what: &str, script: &str, args: Value, patience: Duration) -> Value {
-        let started = Instant::now();
-        loop {
-            let v = self.script_with(script, args.clone()).await;
-            if !(v.is_null() || v == json!(false) || v == json!("")) {
-                return v;
+        wait::value_async_within(patience, &format!("the window to show {what}"), || {
+            let args = args.clone();
+            async move {
+                let v = self.script_with(script, args).await;
+                (!(v.is_null() || v == json!(false) || v == json!(""))).then_some(v)
             }
-            assert!(started.elapsed() < patience, "the window never showed {what}");
-            tokio::time::sleep(Duration::from_millis(150)).await;
-        }
+        })
+        .await
     }
 
     /// The element matching `css`, once it is there.
     pub async fn element(&self, css: &str) -> String {
-        let started = Instant::now();
-        loop {
-            let found = self
-                .try_send(reqwest::Method::POST, "/element", Some(json!({ "using": "css selector", "value": css })))
-                .await;
-            if let Ok(v) = found {
-                return v[ELEMENT].as_str().unwrap_or_else(|| panic!("not an element: {v}")).to_string();
-            }
-            assert!(started.elapsed() < PATIENCE, "no element matches {css}");
-            tokio::time::sleep(Duration::from_millis(150)).await;
-        }
+        // A failure shows the driver's last answer (no such element, or something else).
+        let v = wait::result_async_within(PATIENCE, &format!("an element matching {css}"), || {
+            self.try_send(reqwest::Method::POST, "/element", Some(json!({ "using": "css selector", "value": css })))
+        })
+        .await;
+        v[ELEMENT].as_str().unwrap_or_else(|| panic!("not an element: {v}")).to_string()
     }
 
     pub async fn click(&self, css: &str) {
