@@ -13,12 +13,35 @@
 use crate::client::{encode_uri_component, http_request, SyncClient, SyncError, MAX_SIGN_IN_RESPONSE_BYTES};
 use crate::server_wire::{
     HashesWithTombstones, HistoryResponse, LatestResponse, MeResponse, PurgeRequest, RollbackRequest, SignInsResponse,
-    ENTRY_PATH, HISTORY_PATH, LATEST_PATH, PURGE_PATH, ROLLBACK_PATH, SIGN_INS_PATH,
+    ENTRY_PATH, HISTORY_PAGE, HISTORY_PATH, LATEST_PATH, PURGE_PATH, ROLLBACK_PATH, SIGN_INS_PATH,
 };
-use crate::wire::{PutResponse, TEAM_MEMORY_PATH};
+use crate::wire::{PutResponse, MAX_FILE_SIZE_BYTES, TEAM_MEMORY_PATH};
 
 fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, SyncError> {
     serde_json::from_str(body).map_err(|e| SyncError::Parse { detail: e.to_string() })
+}
+
+/// Refuses a history answer no server keeping to the API sends: more versions than the page
+/// asked for, a version larger than an entry may be, or another key's versions. The Team
+/// screen diffs every version against the one before it and against the local copy, so an
+/// answer of thousands of versions, or of megabytes each, would cost minutes and gigabytes
+/// for one click (a hostile server's answer may be up to 1 GiB).
+fn check_history(key: &str, history: &HistoryResponse) -> Result<(), SyncError> {
+    let refuse = |why: String| Err(SyncError::Parse { detail: format!("{why}, so it was not shown; check the server address, or ask its administrator") });
+    if history.key != key {
+        return refuse(format!("the server answered with the history of {:?} when asked for {key:?}", history.key));
+    }
+    if history.versions.len() as u64 > HISTORY_PAGE {
+        return refuse(format!("the server's history of {key:?} holds {} versions where at most {HISTORY_PAGE} were asked for", history.versions.len()));
+    }
+    if let Some(v) = history.versions.iter().find(|v| v.content.len() as u64 > MAX_FILE_SIZE_BYTES) {
+        return refuse(format!(
+            "version {} of {key:?} in the server's history is {} bytes, over the {MAX_FILE_SIZE_BYTES}-byte limit of a team memory entry",
+            v.version,
+            v.content.len()
+        ));
+    }
+    Ok(())
 }
 
 impl SyncClient {
@@ -59,12 +82,15 @@ impl SyncClient {
         parse(&reply.body).map(Some)
     }
 
-    /// A key's versions, newest first.
+    /// A key's versions, newest first: the server's first page ([`HISTORY_PAGE`] versions at
+    /// most, since no `limit` is sent).
     pub fn history(&self, key: &str) -> Result<HistoryResponse, SyncError> {
         let (server, repo) = self.server_and_repo()?;
         let url = self.lead_url(&server, HISTORY_PATH, &repo, Some(key));
         let reply = self.send_signed(&server, &[200], || http_request("GET", &url))?;
-        parse(&reply.body)
+        let history: HistoryResponse = parse(&reply.body)?;
+        check_history(key, &history)?;
+        Ok(history)
     }
 
     /// Every key's newest version on the server (removed ones included, flagged), without

@@ -61,3 +61,47 @@ fn a_hashes_view_naming_millions_of_keys_is_refused_and_nothing_is_pushed() {
         assert!(st.tombstoned_keys.is_empty() && st.server_checksums.is_empty(), "{field}: the answer went into the state");
     }
 }
+
+/// A history answer as Mneme's server sends one: `n` versions of `key`, each holding `content`.
+fn history(key: &str, n: u64, content: &str) -> String {
+    let versions: Vec<serde_json::Value> = (0..n)
+        .map(|i| serde_json::json!({"version": n - i, "checksum": "sha256:0", "author": "mallory", "time": "2026-12-07T00:00:00.000Z", "deleted": false, "content": format!("{content}{i}\n")}))
+        .collect();
+    serde_json::json!({"repo": "owner/name", "key": key, "versions": versions}).to_string()
+}
+
+/// A key's history is one page of at most 100 versions (the client asks for no other), each
+/// no larger than an entry may be, and the Team screen diffs every version against the one
+/// before it and against the local copy. A hostile server's answer of thousands of versions,
+/// or of versions of megabytes, made one click cost minutes of diffing and gigabytes of
+/// memory; such an answer is refused, saying why, and so is one about another key.
+#[test]
+fn a_history_answer_beyond_the_page_or_the_entry_limit_is_refused() {
+    let cases = [
+        ("versions", history("a.md", 101, "line\n")),
+        ("bytes", history("a.md", 2, &"x".repeat(250_001))),
+        ("other key", history("MEMORY.md", 1, "the index\n")),
+    ];
+    for (what, body) in cases {
+        let (url, _) = serve(move |_| json("200 OK", &body));
+        let home = TestHome::new();
+        let (c, _) = client(&home, &url);
+        match c.history("a.md") {
+            Err(SyncError::Parse { detail }) => {
+                let expected = match what {
+                    "versions" => "101 versions where at most 100",
+                    "bytes" => "over the 250000-byte limit",
+                    _ => "\"MEMORY.md\"",
+                };
+                assert!(detail.contains(expected), "{what}: {detail}");
+            }
+            other => panic!("{what}: expected the answer to be refused, got {:?}", other.map(|h| h.versions.len())),
+        }
+    }
+    // What Mneme's server sends still reads: a full page, each version at the limit.
+    let body = history("a.md", 100, &"x".repeat(250_000 - 3));
+    let (url, _) = serve(move |_| json("200 OK", &body));
+    let home = TestHome::new();
+    let (c, _) = client(&home, &url);
+    assert_eq!(c.history("a.md").unwrap().versions.len(), 100);
+}
