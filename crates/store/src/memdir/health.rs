@@ -12,6 +12,7 @@
 use super::index::{commented_lines, loaded_span, lone_cr_ends_lines, parse_index_as, render_entry, IndexDoc, LONG_INDEX_LINE_UNITS};
 use mneme_core::versions::Profile;
 use super::scan::stem_of;
+use super::pending::RENAMED;
 use super::{Memdir, MemdirError, Problem, ProblemKind, Revision, Scan, Scope, TopicFile, TEAM_DIR};
 use mneme_core::text::{utf16_len, MAX_ENTRYPOINT_LINES, MAX_ENTRYPOINT_UNITS};
 use crate::fold::{folded, same_entry};
@@ -497,8 +498,27 @@ impl Memdir {
         }
     }
 
-    /// Every target any index points at (see [`IndexedTargets`]).
+    /// Every memory an index lists (see [`IndexedTargets`]): each target a line points at, and
+    /// each memory a rename moved before it stopped, whose line still names its old path
+    /// ([`Health::stale_index_lines`], field `path`). Such a memory has its line, one the fix
+    /// points at the new path where it stands; the health report lists the two as the one
+    /// rename, so the memory list flags the memory as indexed rather than as one more problem.
     pub fn indexed_targets(&self) -> IndexedTargets {
+        self.indexed_targets_with(&self.stopped_renames())
+    }
+
+    /// [`Memdir::indexed_targets`] given the stopped renames' lines.
+    fn indexed_targets_with(&self, renamed: &[StaleIndexLine]) -> IndexedTargets {
+        let mut t = self.index_line_targets();
+        for r in renamed.iter().filter(|r| r.field == RENAMED) {
+            t.folded.entry(folded(&r.rel_path)).or_default().push(r.rel_path.clone());
+            t.exact.insert(r.rel_path.clone());
+        }
+        t
+    }
+
+    /// Every target a line of an index points at, as the lines spell them.
+    pub(crate) fn index_line_targets(&self) -> IndexedTargets {
         let targets = [Scope::Private, Scope::Team]
             .into_iter()
             .filter_map(|s| self.read_index(s).ok())
@@ -531,9 +551,21 @@ impl Memdir {
             files.iter().map(facts).map(|(rel_path, mtime_ns, name, links)| Facts { rel_path, mtime_ns, name, links }).collect();
         // The scan's order, which the dangling links are listed in.
         files.sort_unstable_by(|a, b| a.rel_path.cmp(b.rel_path));
-        let index = self.index_health(Scope::Private, &mut problems);
-        let team_index = self.has_team_dir().then(|| self.index_health(Scope::Team, &mut problems));
-        let indexed = self.indexed_targets();
+        // A rename that stopped between moving its file and pointing its index line at the new
+        // path is one problem, which the fix mends by pointing the line there: it is reported
+        // once, as the line the rename left (`stale_index_lines`, field `path`), not again as
+        // a line pointing at a missing file and a memory with no line. Only a rename the folder
+        // bears out counts (`Memdir::moved_to`), so a stale or planted note hides nothing.
+        let stale_index_lines = self.stale_index_lines();
+        let renamed: Vec<&StaleIndexLine> = stale_index_lines.iter().filter(|s| s.field == RENAMED).collect();
+        let not_renamed = |h: &mut IndexHealth| {
+            h.missing_targets.retain(|e| !renamed.iter().any(|r| r.index_rel_path == h.rel_path && r.line == e.line && r.index_shows == e.rel_path));
+        };
+        let mut index = self.index_health(Scope::Private, &mut problems);
+        not_renamed(&mut index);
+        let mut team_index = self.has_team_dir().then(|| self.index_health(Scope::Team, &mut problems));
+        team_index.as_mut().map(not_renamed);
+        let indexed = self.indexed_targets_with(&stale_index_lines);
         let mut unindexed: Vec<&Facts> = files.iter().filter(|f| !indexed.contains(f.rel_path) && !f.rel_path.starts_with("logs/")).collect();
         let unindexed_count = unindexed.len();
         newest_first(&mut unindexed);
@@ -555,7 +587,6 @@ impl Memdir {
                     .map(|l| DanglingLink { from: f.rel_path.to_string(), link: l.clone() })
             })
             .collect();
-        let stale_index_lines = self.stale_index_lines();
         Health { topic_count: files.len(), index, team_index, unindexed, unindexed_count, dangling_links, stale_index_lines, problems }
     }
 
@@ -653,12 +684,19 @@ impl Memdir {
     /// Only in the private index: `team/MEMORY.md` is the team's, and a line that dangles here
     /// may name a file the last pull could not write on this disk (too large, a case twin, a
     /// link in its place); removing it would remove it for everyone at the next push.
+    /// A line a stopped rename left naming the old path stays: it is the memory's line, which
+    /// [`Memdir::repair_stale_index_lines`] points at the new path.
     pub fn drop_dangling_index_lines(&self) -> Result<Vec<IndexFix>, MemdirError> {
         let scope = Scope::Private;
         let root = self.root.clone();
+        let renamed: HashSet<String> = self.stopped_renames().into_iter().map(|r| r.index_shows).collect();
         let (removed, revision) = self.edit_index(scope, |doc| {
-            let hits: Vec<usize> =
-                doc.entries(scope, &root).into_iter().filter(|(_, e)| !self.target_exists(&e.rel_path)).map(|(i, _)| i).collect();
+            let hits: Vec<usize> = doc
+                .entries(scope, &root)
+                .into_iter()
+                .filter(|(_, e)| !self.target_exists(&e.rel_path) && !renamed.contains(&e.rel_path))
+                .map(|(i, _)| i)
+                .collect();
             doc.remove(&hits)
         })?;
         if removed.is_empty() {

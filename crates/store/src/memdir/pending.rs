@@ -32,6 +32,8 @@ const NOTE_PREFIX: &str = ".mneme-index-sync-";
 /// The most of a note that is read: a note holds a path, a name and a description.
 const MAX_NOTE_BYTES: u64 = 1 << 20;
 const NOTE_SUFFIX: &str = ".json";
+/// [`StaleIndexLine::field`] of a line a stopped rename left naming the old file.
+pub(crate) const RENAMED: &str = "path";
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
@@ -154,11 +156,54 @@ impl Memdir {
     }
 
     /// For a rename note: the new path, when the rename moved the file and stopped before its
-    /// index lines followed (the old path is free, the new one holds a file).
+    /// index lines followed: the old path is free, and the new one holds the memory and has no
+    /// index line of its own.
+    ///
+    /// A note is believed only as far as the folder bears it out. Health folds the line that
+    /// names the old file and the moved file into one finding (the rename), and the fix points
+    /// the line at the new path; so a note that is garbage, outlived its rename or was put there
+    /// by hand must neither hide a line pointing at a missing file or a memory with no line,
+    /// nor have a line pointed outside the memory folder. Both paths must be memory names
+    /// inside the folder (the new one a name [`Memdir::rename`] gives, since only a rename
+    /// writes such a note), the new one a plain file (not a link that may lead out, nor a
+    /// folder), and neither the same path. A new path that has a line of its own was indexed
+    /// since (by Claude Code, or by hand): the old line is then a line to a missing file, as
+    /// any other, and pointing it at the new path would list the memory twice.
     fn moved_to<'a>(&self, note: &'a PendingSync) -> Option<&'a str> {
         let to = note.renamed_to.as_deref()?;
-        let gone = fs::symlink_metadata(self.abs(&note.rel_path)).is_err();
-        (gone && fs::symlink_metadata(self.abs(to)).is_ok()).then_some(to)
+        if to == note.rel_path || super::path::validate_new_topic_path(to).is_err() {
+            return None;
+        }
+        let real_root = self.real_root().ok()?;
+        let from_abs = self.topic_abs_any_name(&real_root, &note.rel_path).ok()?;
+        let to_abs = self.topic_abs_any_name(&real_root, to).ok()?;
+        let gone = fs::symlink_metadata(from_abs).is_err();
+        let moved_here = fs::symlink_metadata(to_abs).is_ok_and(|m| m.file_type().is_file());
+        (gone && moved_here && !self.index_line_targets().contains(to)).then_some(to)
+    }
+
+    /// The index lines a rename that stopped after its move left naming the old path (see
+    /// [`Memdir::moved_to`]), one per line, field [`RENAMED`].
+    fn renamed_lines(&self, note: &PendingSync) -> Vec<StaleIndexLine> {
+        let Some(to) = self.moved_to(note) else { return Vec::new() };
+        self.lines_naming(&note.rel_path)
+            .into_iter()
+            .map(|(scope, number, text)| StaleIndexLine {
+                index_rel_path: scope.index_rel_path().into(),
+                line: number,
+                // The memory is where it moved to: that is the file to open.
+                rel_path: to.into(),
+                text,
+                field: RENAMED.into(),
+                index_shows: note.rel_path.clone(),
+                file_has: to.into(),
+            })
+            .collect()
+    }
+
+    /// [`Memdir::renamed_lines`] of every leftover note: the renames that stopped half-way.
+    pub(crate) fn stopped_renames(&self) -> Vec<StaleIndexLine> {
+        self.pending_syncs().into_iter().filter_map(|(_, note)| note).flat_map(|note| self.renamed_lines(&note)).collect()
     }
 
     /// Every note left in the memory folder, with its path; unreadable ones as `None`.
@@ -210,17 +255,8 @@ impl Memdir {
         let mut out = Vec::new();
         for (_, note) in self.pending_syncs() {
             let Some(note) = note else { continue };
-            if let Some(to) = self.moved_to(&note) {
-                out.extend(self.lines_naming(&note.rel_path).into_iter().map(|(scope, number, text)| StaleIndexLine {
-                    index_rel_path: scope.index_rel_path().into(),
-                    line: number,
-                    // The memory is where it moved to: that is the file to open.
-                    rel_path: to.into(),
-                    text,
-                    field: "path".into(),
-                    index_shows: note.rel_path.clone(),
-                    file_has: to.into(),
-                }));
+            if note.renamed_to.is_some() {
+                out.extend(self.renamed_lines(&note));
                 continue;
             }
             let Some((new_name, new_desc)) = self.followed(&note) else { continue };
@@ -491,6 +527,97 @@ Tabs.
         assert_eq!(t.read("MEMORY.md"), "");
         assert_eq!(t.read("team/MEMORY.md"), "- [Mine](indent.md) — my own hook\n");
         assert!(m.pending_syncs().is_empty());
+    }
+
+    /// The folder a rename killed after its move leaves, as `e2e/stopped-rename.mjs` builds it:
+    /// `a.md` moved to `alpha-first.md`, the note, and line 2 of the index still naming `a.md`
+    /// with a title and hook written by hand. `note` is the note's text.
+    fn stopped_rename(t: &TestDir, note: &str) {
+        t.write("MEMORY.md", STOPPED_INDEX);
+        t.write("z1.md", "---\nname: Zed one\ndescription: one\n---\nz1\n");
+        t.write("z2.md", "---\nname: Zed two\ndescription: two\n---\nz2\n");
+        t.write("alpha-first.md", "---\nname: Alpha\ndescription: the first letter\n---\nAlpha's body.\n");
+        t.write(".mneme-index-sync-4242-0.json", note);
+    }
+
+    const STOPPED_INDEX: &str = "- [First](z1.md) — one\n- [Alpha, by hand](a.md) — a hook of my own\n- [Last](z2.md) — two\n";
+    const RENAME_NOTE: &str = r#"{"relPath":"a.md","oldName":"Alpha","oldDescription":"the first letter","renamedTo":"alpha-first.md"}"#;
+
+    /// A stopped rename is one finding: the line it left naming the old file (old path, new
+    /// path, the line the fix points at the new one), not also a line pointing at a missing
+    /// file and a memory with no line; the memory counts as indexed, by its line. Each fix on
+    /// its own leaves the line for the rename's fix: no second line for the moved memory, and
+    /// the line written by hand is not dropped as dangling.
+    #[test]
+    fn a_stopped_rename_is_reported_once_as_the_rename() {
+        let t = TestDir::new();
+        stopped_rename(&t, RENAME_NOTE);
+        let m = t.memdir();
+        let h = m.health();
+        let got: Vec<_> = h.stale_index_lines.iter().map(|s| (s.index_rel_path.as_str(), s.line, s.field.as_str(), s.index_shows.as_str(), s.rel_path.as_str(), s.text.as_str())).collect();
+        assert_eq!(got, [("MEMORY.md", 2, "path", "a.md", "alpha-first.md", "- [Alpha, by hand](a.md) — a hook of my own")]);
+        assert_eq!(h.index.missing_targets, [], "the line the rename left is the rename, not a line to a missing file");
+        assert_eq!((h.unindexed.as_slice(), h.unindexed_count), (&[][..], 0), "the moved memory has its line: the one the rename left");
+        assert!(m.indexed_targets().contains("alpha-first.md"));
+
+        assert!(m.add_missing_index_lines().unwrap().is_empty(), "no second line for the moved memory");
+        assert!(m.drop_dangling_index_lines().unwrap().is_empty(), "the rename's line is not dropped as dangling");
+        assert_eq!(t.read("MEMORY.md"), STOPPED_INDEX);
+        m.repair_stale_index_lines().unwrap();
+        assert_eq!(t.read("MEMORY.md"), STOPPED_INDEX.replace("(a.md)", "(alpha-first.md)"));
+        let h = m.health();
+        assert!(h.stale_index_lines.is_empty() && h.index.missing_targets.is_empty() && h.unindexed.is_empty(), "{h:#?}");
+    }
+
+    /// A note the folder does not bear out hides nothing: the line to the missing file and the
+    /// memory with no line are reported as such, and the fix never points the line outside the
+    /// memory folder, at a link, at a folder, or at a memory that has a line of its own.
+    #[test]
+    fn a_stale_or_planted_rename_note_hides_no_missing_file_or_unindexed_memory() {
+        let outside = |t: &TestDir| t.path().join("outside.md").to_string_lossy().into_owned();
+        type Setup = fn(&TestDir);
+        #[allow(unused_mut)]
+        let mut cases: Vec<(&str, String, Setup)> = vec![
+            ("garbage", "{not json".into(), |_| {}),
+            ("out of the folder", RENAME_NOTE.replace("alpha-first.md", "../outside.md"), |_| {}),
+            ("an absolute path", String::new(), |_| {}),
+            ("a folder", RENAME_NOTE.replace("alpha-first.md", "dir.md"), |t| t.write("dir.md/inner.md", "---\nname: Inner\n---\nx\n")),
+            ("both files there", RENAME_NOTE.into(), |t| t.write("a.md", "---\nname: Alpha again\n---\nx\n")),
+            ("a memory indexed since", RENAME_NOTE.into(), |t| t.write("MEMORY.md", &format!("{STOPPED_INDEX}- [Alpha](alpha-first.md) — the first letter\n"))),
+            ("the same path twice", RENAME_NOTE.replace("alpha-first.md", "a.md"), |_| {}),
+        ];
+        #[cfg(unix)]
+        cases.extend([
+            ("a link out of the folder", RENAME_NOTE.replace("alpha-first.md", "out.md"), (|t| {
+                std::os::unix::fs::symlink(t.path().join("outside.md"), t.mem().join("out.md")).unwrap();
+            }) as Setup),
+            // The old path through a folder that is a link out of the memory folder: a line
+            // naming it is a line to a file that is not there, whatever lies beyond the link.
+            ("an old path through a link out of the folder", RENAME_NOTE.replace(r#""relPath":"a.md""#, r#""relPath":"linked/a.md""#), |t| {
+                fs::create_dir_all(t.path().join("elsewhere")).unwrap();
+                std::os::unix::fs::symlink(t.path().join("elsewhere"), t.mem().join("linked")).unwrap();
+                t.write("MEMORY.md", &STOPPED_INDEX.replace("(a.md)", "(linked/a.md)"));
+            }),
+        ]);
+        for (case, note, setup) in cases {
+            let t = TestDir::new();
+            t.write_outside("outside.md", "---\nname: Outside\n---\nnot a memory of this folder\n");
+            let note = if case == "an absolute path" { RENAME_NOTE.replace("alpha-first.md", &outside(&t)) } else { note };
+            stopped_rename(&t, &note);
+            setup(&t);
+            let m = t.memdir();
+            let h = m.health();
+            assert_eq!(h.stale_index_lines, [], "{case}: no rename is reported");
+            let missing: Vec<_> = h.index.missing_targets.iter().map(|e| e.line).collect();
+            assert_eq!(missing, if case == "both files there" { vec![] } else { vec![2] }, "{case}: line 2 names a file that is not there");
+            let indexed_since = case == "a memory indexed since";
+            assert_eq!(h.unindexed.contains(&"alpha-first.md".to_string()), !indexed_since, "{case}: {:?}", h.unindexed);
+            assert_eq!(m.indexed_targets().contains("alpha-first.md"), indexed_since, "{case}");
+            let before = t.read("MEMORY.md");
+            m.repair_stale_index_lines().unwrap();
+            assert_eq!(t.read("MEMORY.md"), before, "{case}: the note's fix leaves the index alone");
+            assert!(m.pending_syncs().is_empty(), "{case}: the note goes");
+        }
     }
 
     #[test]
