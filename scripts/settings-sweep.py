@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Checks Mneme's settings rules against real Claude Code releases, one file per rule.
 
-    scripts/settings-sweep.py [--mneme BIN] [--only KEY] [VERSION ...]   default: the matrix
+    scripts/settings-sweep.py [--mneme BIN] [--only KEY,...] [--scalars] [VERSION ...]   default: the matrix
 
 For each release, reads its settings schema with crates/store/data/extract-settings-schema.mjs
 and makes, for every object setting with fields (sandbox, voice, spinnerVerbs, sshConfigs' items,
 records such as skillOverrides), small user settings files holding `"autoMemoryEnabled": false`:
 one that is valid (only the required fields), and one per way to break it — a field of the wrong
 type, a field set to null, a required field left out, a record value or an array item of the wrong
-kind. Each file is run through `mneme verify` against that release (offline, on a stub API):
+kind. With --scalars, every other key too: a value it accepts and one of the wrong type. Each file
+is run through `mneme verify` against that release (offline, on a stub API):
 Claude Code either ignores the file (auto memory stays on) or uses it, and verify says whether
 Mneme predicted the same. Prints every file where they differ (and where the release departs
 from its schema with Mneme's agreement), and how many were checked; exits 1 when any differ.
@@ -68,6 +69,19 @@ def valid(rule):
 
 
 WRONG = {"boolean": "x", "string": 5, "number": "x", "enum": "not-a-choice", "array": "x", "object": 5}
+
+
+def scalar_cases(rule, key):
+    """(name, value, Claude Code should ignore the file) for a top-level key whose rule is not an
+    object: a value it accepts, one of the wrong type, and for an array one wrong item."""
+    base = valid(rule)
+    if base is None or rule["type"] == "object":
+        return []
+    out = [(f"{key} (valid)", base, False), (f"{key} = {json.dumps(WRONG[rule['type']])}", WRONG[rule["type"]], True)]
+    items = rule.get("items")
+    if rule["type"] == "array" and items and items["type"] != "object" and rule.get("maxLength", 1) >= 1:
+        out.append((f"{key} = [{json.dumps(WRONG[items['type']])}]", [WRONG[items["type"]]], True))
+    return out
 
 
 def cases(rule, path):
@@ -150,7 +164,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("versions", nargs="*")
     parser.add_argument("--mneme", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "debug", "mneme"))
-    parser.add_argument("--only", help="only this top-level key")
+    parser.add_argument("--only", help="only these top-level keys (comma-separated)")
+    parser.add_argument("--scalars", action="store_true",
+                        help="also top-level keys that are not objects: a value each accepts and one of the wrong type "
+                             "(about 2 files a key; use with --only, all keys take hours)")
     args = parser.parse_args()
     if not os.access(args.mneme, os.X_OK):
         raise SystemExit(f"no mneme at {args.mneme}: build it (cargo build -p mneme) or pass --mneme")
@@ -165,9 +182,9 @@ def main():
     for version, binary in bins.items():
         read = json.loads(output(["node", EXTRACTOR, binary]))
         for key, rule in read["keys"].items():
-            if args.only and key != args.only:
+            if args.only and key not in args.only.split(","):
                 continue
-            for name, value, should_ignore in cases(rule, key):
+            for name, value, should_ignore in cases(rule, key) + (scalar_cases(rule, key) if args.scalars else []):
                 result = verify(args.mneme, binary, {"autoMemoryEnabled": False, key: value})
                 if isinstance(result, str):
                     inconclusive += 1

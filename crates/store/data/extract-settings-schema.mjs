@@ -61,8 +61,8 @@ function entries(open, text = src, scan = text === src ? { expressionEnd, string
       valueStart = i + 1;
     }
     const valueEnd = expressionEnd(valueStart);
-    if (key !== null) out.push({ key, text: src.slice(valueStart, valueEnd) });
-    else out.spreadAt = out.length; // the entries before it may be replaced by what it brings
+    // A spread (`...other`) is kept in its place: what it brings replaces the entries before it.
+    out.push(key !== null ? { key, text: src.slice(valueStart, valueEnd) } : { spread: src.slice(valueStart, valueEnd) });
     if (src[valueEnd] === "}") break;
     if (src[valueEnd] !== ",") throw new Error(`the settings schema's object does not go on at ${valueEnd}`);
     i = valueEnd + 1;
@@ -167,12 +167,18 @@ function shapeOf(literal, aliases) {
   const out = { fields: {}, required: [] };
   let list;
   try {
-    list = entries(0, literal);
+    list = expand(entries(0, literal));
   } catch {
     return { more: true };
   }
-  for (const [i, { key, text }] of list.entries()) {
-    const field = i < (list.spreadAt ?? 0) ? { unchecked: true } : ruleOf(text, aliases);
+  // A spread whose keys are not known may replace any field before it.
+  const unknownAt = list.findLastIndex((item) => item.unresolved !== undefined);
+  const fields = new Map();
+  for (const [i, item] of list.entries()) {
+    if (item.unresolved !== undefined) continue;
+    fields.set(item.key, i < unknownAt || item.maybe ? { unchecked: true } : ruleOf(item.text, aliases));
+  }
+  for (const [key, field] of fields) {
     if (field.caught) continue;
     if (field.unchecked) {
       out.more = true;
@@ -183,8 +189,8 @@ function shapeOf(literal, aliases) {
     if (field.more) out.more = true;
     out.fields[key] = field;
   }
-  // A spread (`...other`) brings fields this script does not see.
-  if (list.spreadAt !== undefined) out.more = true;
+  // A spread this script cannot follow brings fields it does not see.
+  if (unknownAt >= 0) out.more = true;
   if (Object.keys(out.fields).length === 0) delete out.fields;
   if (out.required.length === 0) delete out.required;
   return out;
@@ -332,7 +338,7 @@ function learnAliases(list) {
   const aliases = new Map();
   aliases.namespaces = new Set();
   const anchors = { $schema: "string", autoMemoryEnabled: "boolean", cleanupPeriodDays: "number", claudeMdExcludes: "array", respectGitignore: "boolean" };
-  for (const { key, text } of list) {
+  for (const { key, text } of list.filter((item) => item.key !== undefined)) {
     const kind = anchors[key];
     const c = kind && chain(text);
     if (!c) continue;
@@ -351,7 +357,7 @@ function learnAliases(list) {
   const shapes = new Map();
   const note = (base, shape) => shapes.set(base, (shapes.get(base) ?? new Set()).add(shape));
   const stringAlias = [...aliases].find(([, kind]) => kind === "string")?.[0];
-  for (const { text } of list) {
+  for (const { text } of list.filter((item) => item.key !== undefined)) {
     const c = chain(text);
     if (!c || c.base.includes(".") || aliases.has(c.base)) continue;
     const args = splitArgs(c.args).map((a) => a.trim());
@@ -416,13 +422,165 @@ function throughLazy(text, aliases) {
   return rule;
 }
 
+/** The file of the bundle that holds the settings schema: a release's binary carries its
+ *  JavaScript as files side by side, separated by NUL bytes, and each file is a scope of its
+ *  own (from 2.1.3xx a file of a few hundred kilobytes; before, one of 13 to 18 MB). */
+let schemaFile;
+function fileOfSchema() {
+  if (schemaFile) return schemaFile;
+  let start = schemaAt;
+  while (start > 0 && src.charCodeAt(start - 1) !== 0) start--;
+  let end = schemaAt;
+  while (end < src.length && src.charCodeAt(end) !== 0) end++;
+  return (schemaFile = { start, text: src.slice(start, end) });
+}
+
+/** Where in the bundle the value of `name`'s one definition in the schema's file starts (at
+ *  `function` for a declaration, after `=` for an assignment), or -1 when the file defines it
+ *  more than once or not at all. Minified names are reused by inner scopes, and which of two
+ *  definitions a use sees takes a parser to tell; a name defined once in the file is the one
+ *  every use in it sees (an import from another file would define it nowhere in this one).
+ *  A definition `could` rules out (a value the use cannot be working with, such as a number
+ *  where a function is called) is no rival: 2.1.190's bundle has a class field `als=new …`
+ *  beside the function `als` its schema calls. */
+function onlyDefinition(name, could = () => true) {
+  const { start, text } = fileOfSchema();
+  const n = name.replace(/\$/g, "\\$");
+  const found = [...text.matchAll(new RegExp(`(?<![\\w$.])(?:function ${n}\\(|${n}=(?![=>]))`, "g"))]
+    .map((m) => start + m.index + (m[0].startsWith("function") ? 0 : m[0].length))
+    .filter((at) => could(src.slice(at, at + 200)));
+  return found.length === 1 ? found[0] : -1;
+}
+
+/** Whether a value starting with `text` could be a function: not a literal of another kind
+ *  or a `new` object. */
+const couldBeFunction = (text) => !/^(new |[-+!]?[\d.]|["'`[{]|!0|!1|void 0|null|true|false)/.test(text);
+/** Whether a value starting with `text` could be an object or an array: not a number, a
+ *  string, a boolean or nothing. */
+const couldBeObject = (text) => !/^([-+]?[\d.]|["'`]|!0|!1|void 0|null|true|false)/.test(text);
+
+/** The object literal opening at `at` in the bundle, as its text, or null. */
+function literalAt(at) {
+  if (at < 0 || src[at] !== "{") return null;
+  const end = expressionEnd(at);
+  return src.slice(at, end);
+}
+
+/** The keys the feature modules add to the settings schema (2.1.113 on): the schema ends with
+ *  `...F(list)` (from 2.1.316 `...MAP(F(list),(a)=>()=>a)`, each schema wrapped like the
+ *  schema's own entries), where F merges `REG[name].shape()` over the names in the list, and the
+ *  list the release validates with is `LIST.filter((x)=>REG[x].buildGate())`. Each module of
+ *  REG is `{buildGate: …, shape: ()=>({key: schema, …}), …}`. A module whose gate is `()=>!0` is
+ *  in, `()=>!1` out; any other gate is decided at run time, so its keys may or may not be there.
+ *  Null when any part of this is not found as described. */
+function featureKeys(call) {
+  const direct = /^([A-Za-z_$][\w$]*)\([A-Za-z_$][\w$]*\)$/.exec(call);
+  const mapped = /^[A-Za-z_$][\w$]*\(([A-Za-z_$][\w$]*)\([A-Za-z_$][\w$]*\),\(?([A-Za-z_$][\w$]*)\)?=>\(\)=>\2\)$/.exec(call);
+  const merge = (direct ?? mapped)?.[1];
+  if (merge === undefined) return null;
+  const at = onlyDefinition(merge, couldBeFunction);
+  if (at < 0) return null;
+  const loop = /^function [A-Za-z_$][\w$]*\(([A-Za-z_$][\w$]*)\)\{(?:let|var|const) ([A-Za-z_$][\w$]*)=\{\};for\((?:let|const|var) ([A-Za-z_$][\w$]*) of \1\)\2=\{\.\.\.\2,\.\.\.([A-Za-z_$][\w$]*)\[\3\]\.shape\(\)\};return \2\}/.exec(src.slice(at, at + 300));
+  if (!loop) return null;
+  const registry = loop[4];
+  const modules = literalAt(onlyDefinition(registry, couldBeObject));
+  if (modules === null) return null;
+  // The list of module names the validating schema is built with.
+  const reg = registry.replace(/\$/g, "\\$");
+  const gates = [...fileOfSchema().text.matchAll(new RegExp(`(?<![\\w$.])([A-Za-z_$][\\w$]*)\\.filter\\(\\(?([A-Za-z_$][\\w$]*)\\)?=>${reg}\\[\\2\\]\\.buildGate\\(\\)\\)`, "g"))];
+  if (gates.length !== 1) return null;
+  const listAt = onlyDefinition(gates[0][1], couldBeObject);
+  const names = listAt < 0 ? undefined : stringList(src.slice(listAt, expressionEnd(listAt)));
+  if (!names) return null;
+  let byName;
+  try {
+    byName = new Map(entries(0, modules).map((m) => [m.key, m.text]));
+  } catch {
+    return null;
+  }
+  const out = [];
+  for (const name of names) {
+    const module = byName.get(name);
+    if (module === undefined || !module.trim().startsWith("{")) return null;
+    let parts;
+    try {
+      parts = new Map(entries(0, module.trim()).map((p) => [p.key, p.text?.trim()]));
+    } catch {
+      return null;
+    }
+    const gate = parts.get("buildGate");
+    if (gate === "()=>!1") continue;
+    const shape = parts.get("shape");
+    if (!shape?.startsWith("()=>({") || !shape.endsWith("})")) return null;
+    const fields = spreadBrings(shape.slice(5, -1));
+    if (fields === null) return null;
+    const maybe = gate !== "()=>!0";
+    out.push(...fields.map((f) => (maybe ? { key: f.key, maybe: true } : f)));
+  }
+  return out;
+}
+
+/** What a spread `...text` in an object of the schema brings: a list of `{key, text}` (the key
+ *  and its schema) and `{key, maybe: true}` (a key that is there on some runs only, so its rule
+ *  cannot be told), in order; or null when this script cannot tell. Read: nothing (`!1`, `{}`,
+ *  what a build leaves of a feature switched off), an object literal, `COND&&{…}` (every key
+ *  maybe), and the feature modules (`featureKeys`). */
+function spreadBrings(text, depth = 0) {
+  const t = text.trim();
+  if (depth > 8) return null;
+  if (/^(!0|!1|void 0|null|""|\{\})$/.test(t)) return [];
+  // The object literal that is the whole of `text` from `open` on, with its spreads expanded;
+  // null when it is not one or holds a spread this script cannot follow.
+  const literal = (open) => {
+    const inner = t.slice(open);
+    try {
+      if (closeOf(jsScanner(inner), inner, 0) !== inner.length - 1) return null;
+      const list = expand(entries(0, inner), depth + 1);
+      return list.some((item) => item.unresolved !== undefined) ? null : list;
+    } catch {
+      return null;
+    }
+  };
+  if (t.startsWith("{")) return literal(0);
+  const cond = /^[^{}]*?&&\{/.exec(t);
+  if (cond) return literal(cond[0].length - 1)?.map((item) => ({ key: item.key, maybe: true })) ?? null;
+  return featureKeys(t);
+}
+
+/** A list of `entries` with each spread replaced by what it brings, or by `{unresolved: text}`
+ *  where that cannot be told. */
+function expand(list, depth = 0) {
+  return list.flatMap((item) => {
+    if (item.spread === undefined) return [item];
+    const brings = spreadBrings(item.spread, depth);
+    return brings === null ? [{ unresolved: item.spread }] : brings;
+  });
+}
+
 const list = settingsEntries();
 const aliases = learnAliases(list);
+// Later entries replace earlier ones, as in the object the release builds: a key a spread
+// brings after the schema's own entry of that name is held to the spread's rule.
+const read = new Map();
+for (const item of expand(list)) {
+  // What a spread this script cannot follow brings is not known, and it may replace any key
+  // before it: those are left unchecked (the anchor check below then refuses the release).
+  if (item.unresolved !== undefined) {
+    console.error(`the settings schema spreads in ...${item.unresolved.slice(0, 80)}, which this script cannot follow: the keys before it are left unchecked`);
+    for (const key of read.keys()) read.set(key, { unchecked: true });
+    continue;
+  }
+  if (item.maybe) {
+    read.set(item.key, { unchecked: true });
+    continue;
+  }
+  let rule = ruleOf(item.text, aliases);
+  if (rule.unchecked) rule = throughLazy(item.text, aliases);
+  read.set(item.key, rule);
+}
 const keys = {};
 const unchecked = [];
-for (const { key, text } of list) {
-  let rule = ruleOf(text, aliases);
-  if (rule.unchecked) rule = throughLazy(text, aliases);
+for (const [key, rule] of read) {
   if (rule.caught) continue;
   delete rule.optional;
   if (rule.unchecked) unchecked.push(key);

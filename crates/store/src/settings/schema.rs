@@ -11,10 +11,12 @@
 //! held against a file. Inside an object the fields it declares are checked the same way
 //! (`"sandbox": {"enabled": "yes"}`, a `spinnerVerbs` without its `verbs`), as are the values of
 //! a record keyed by any string (`env`, `skillOverrides`) and the items of an array; a `null`
-//! there counts, since releases drop only top-level nulls. Keys whose schema the script could not
-//! read (unions, code that builds the schema) and the parts of a rule marked `more` (patterns,
-//! fields it could not read) are not checked, so Mneme may miss a file Claude Code rejects, but
-//! never rejects one Claude Code uses.
+//! there counts, since releases drop only top-level nulls. Keys a release spreads into its schema
+//! (`...{voiceEnabled: …}`, the feature modules' `shape()`s) are read through the spread where
+//! its keys are certain, and left unchecked where they hang on a run-time condition. Keys whose
+//! schema the script could not read (unions, code that builds the schema) and the parts of a
+//! rule marked `more` (patterns, fields it could not read) are not checked, so Mneme may miss a
+//! file Claude Code rejects, but never rejects one Claude Code uses.
 
 use super::shapes::Breach;
 use mneme_core::versions::ClaudeVersion;
@@ -590,6 +592,49 @@ mod tests {
         // file there too, as it does when run; past the newest release read it would not be held.
         let unknown_type = map(json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "cmd", "command": "x"}]}]}}));
         assert_eq!(violations(&unknown_type, &added).len(), 1);
+    }
+
+    #[test]
+    fn keys_a_release_spreads_in_from_its_feature_modules_are_checked_where_it_has_them() {
+        // The schema gets these by a spread: inline (`...{voiceEnabled: …}`, 2.1.100) or from the
+        // feature modules' `shape()`s (2.1.113 on). A wrong value there makes each matrix release
+        // that has the key ignore the file (scripts/settings-sweep.py --scalars, run on the
+        // matrix); a right one does not.
+        let breaks = |file: Value, release: &str| {
+            let found = violations(&map(file.clone()), &at(v(release)));
+            assert!(found.len() <= 1, "{file} at {release}: {found:?}");
+            found.into_iter().next().map(|f| (f.path, f.expected, f.found))
+        };
+        for release in ["2.1.100", "2.1.113", "2.1.160", "2.1.197", "2.1.316", "2.1.332", "2.1.337"] {
+            assert_eq!(
+                breaks(json!({"voiceEnabled": "yes"}), release),
+                Some(("voiceEnabled".into(), "true or false".into(), "a string".into())),
+                "{release}"
+            );
+            let (_, expected, found) = breaks(json!({"defaultView": "table"}), release).expect(release);
+            assert_eq!((expected.as_str(), found.as_str()), ("one of \"chat\", \"transcript\"", "\"table\""), "{release}");
+            assert_eq!(breaks(json!({"disableDeepLinkRegistration": true}), release).map(|b| b.0), Some("disableDeepLinkRegistration".into()));
+            assert_eq!(breaks(json!({"skipAutoPermissionPrompt": 1}), release).map(|b| b.0), Some("skipAutoPermissionPrompt".into()));
+            // Inside the spread-in object, its fields are held to their rules too.
+            assert_eq!(breaks(json!({"autoMode": {"allow": "git push"}}), release).map(|b| b.0), Some("autoMode.allow".into()));
+            assert_eq!(breaks(json!({"autoMode": {"soft_deny": ["a", 1]}}), release).map(|b| b.0), Some("autoMode.soft_deny[1]".into()));
+            let right = json!({"voiceEnabled": true, "defaultView": "transcript", "disableDeepLinkRegistration": "disable",
+                               "skipAutoPermissionPrompt": false, "useAutoModeDuringPlan": true, "autoMode": {"allow": ["a"], "environment": []}});
+            assert!(violations(&map(right), &at(v(release))).is_empty(), "{release}");
+        }
+        // Keys a module added later are checked from the releases that have them: before, the
+        // release does not know them and passes whatever they hold.
+        assert_eq!(breaks(json!({"axScreenReader": "yes"}), "2.1.160"), None);
+        assert_eq!(breaks(json!({"axScreenReader": "yes"}), "2.1.197").map(|b| b.0), Some("axScreenReader".into()));
+        assert_eq!(breaks(json!({"disableDirectMcpSkills": 5}), "2.1.316"), None);
+        assert_eq!(breaks(json!({"disableDirectMcpSkills": 5}), "2.1.332").map(|b| b.0), Some("disableDirectMcpSkills".into()));
+        assert_eq!(breaks(json!({"autoMode": {"hard_deny": 5}}), "2.1.122"), None);
+        assert_eq!(breaks(json!({"autoMode": {"hard_deny": 5}}), "2.1.160").map(|b| b.0), Some("autoMode.hard_deny".into()));
+        // A key spread in only when an environment variable is set (`xaaIdp`, with
+        // CLAUDE_CODE_ENABLE_XAA) may or may not be in the schema, so it is never checked.
+        for release in ["2.1.100", "2.1.197", "2.1.337"] {
+            assert_eq!(rule("xaaIdp", v(release)), None, "{release}");
+        }
     }
 
     #[test]
