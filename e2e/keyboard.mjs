@@ -59,6 +59,13 @@ export async function focusState(page) {
 /** Fails unless focus is on something in the page that shows it has it (see `focusState`), once
  *  the page has stopped scrolling (a smooth scroll still running would move it). */
 async function expectVisibleFocus(page, when, fail) {
+  const f = await settledFocusState(page);
+  if (f.problems.length) fail(`${when}: focus on ${f.where}: ${f.problems.join('; ')}`);
+  return f;
+}
+
+/** `focusState` once the page has stopped scrolling (three frames at the same place). */
+async function settledFocusState(page) {
   await page.evaluate(() => new Promise((done) => {
     let last = -1, same = 0;
     const look = () => {
@@ -69,9 +76,7 @@ async function expectVisibleFocus(page, when, fail) {
     };
     look();
   }));
-  const f = await focusState(page);
-  if (f.problems.length) fail(`${when}: focus on ${f.where}: ${f.problems.join('; ')}`);
-  return f;
+  return focusState(page);
 }
 
 /** Polls `fn` until it answers true or `ms` pass; answers whether it did (never fails by itself). */
@@ -201,19 +206,31 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
       // may hold no Tab stop at all (Projects before its list comes; Team shows "Loading…" under
       // its head, whose Pull, Sync and Push are disabled until then), and until the title has
       // focus a Tab starts from where the key left it: either way the first Tab leaves the main
-      // region at once. A fixed pause here failed when the machine was loaded and took longer.
-      // (A screen that never shows a Tab stop still fails, here, naming it.)
-      await waitFor(`the ${label} screen loaded, with something in it to Tab to`, async () =>
-        (await main.getByText('Loading…', { exact: true }).count()) === 0 && page.evaluate(() =>
-          [...document.querySelectorAll('#main :is(button, input, select, textarea, a[href], [tabindex="0"])')]
-            .some((e) => !e.disabled && !e.closest('[inert]') && e.getClientRects().length > 0)));
+      // region at once. A part that comes later moves what is below it (Settings), so a stop
+      // scrolled into view can be pushed out of it again. A fixed pause here failed when the
+      // machine was loaded and took longer; now the walk waits for no "Loading…", a Tab stop,
+      // and the screen's height unchanged over three looks. (A screen that never shows a Tab
+      // stop still fails, here, naming it.)
+      let height = -1;
+      let same = 0;
+      await waitFor(`the ${label} screen loaded, with something in it to Tab to`, async () => {
+        const now = await page.evaluate(() => ({
+          loading: [...document.querySelectorAll('#main *')].some((e) => e.childElementCount === 0 && e.textContent.trim() === 'Loading…'),
+          stop: [...document.querySelectorAll('#main :is(button, input, select, textarea, a[href], [tabindex="0"])')]
+            .some((e) => !e.disabled && !e.closest('[inert]') && e.getClientRects().length > 0),
+          height: document.getElementById('main').scrollHeight,
+        }));
+        same = now.height === height ? same + 1 : 0;
+        height = now.height;
+        return !now.loading && now.stop && same >= 3;
+      });
       await expectOnTitle(label, `after Alt+${key} (${label}), before Tab`);
       if (label === 'Memories') await page.locator('[data-testid="memory-list"] button.mem-row').first().waitFor();
       // Forward from the top of the screen until focus leaves the main region (or 60 stops).
       const stops = [];
       for (let i = 0; i < 60; i++) {
         await page.keyboard.press('Tab');
-        const f = await focusState(page);
+        const f = await settledFocusState(page);
         if (f.body) break;
         if (!(await page.evaluate(() => !!document.activeElement?.closest('main')))) break;
         stops.push(f.where);
@@ -229,7 +246,7 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
       for (let i = 0; i < Math.min(stops.length, 60); i++) {
         await page.keyboard.press('Shift+Tab');
         if (!(await page.evaluate(() => !!document.activeElement?.closest('main')))) break;
-        const f = await focusState(page);
+        const f = await settledFocusState(page);
         if (f.problems.length) fail(`Shift+Tab on ${label}, ${i + 1} back: focus on ${f.where}: ${f.problems.join('; ')}`);
       }
     }
@@ -582,7 +599,13 @@ export async function keyboardPass({ page, fx, step, fail, waitFor }) {
     await page.keyboard.press('Enter');
     await waitFor('autoMemoryDirectory in settings.json', async () => read().autoMemoryDirectory === '~/keyboard-memory');
     await expectOn(dir, 'after Enter on the memory folder\'s Save');
-    await page.getByTestId('memory-dir-clear').focus();
+    // Clear is enabled once the screen has read the saved setting back, which may come after
+    // the file is written: focusing it while it is still disabled leaves the keyboard in the
+    // box, and Enter there does nothing (a loaded run failed so).
+    const clear = page.getByTestId('memory-dir-clear');
+    await waitFor('Clear enabled once the memory folder is saved', () => clear.isEnabled());
+    await clear.focus();
+    await expectOn(clear, 'on the memory folder\'s Clear');
     await page.keyboard.press('Enter');
     await waitFor('autoMemoryDirectory to leave settings.json', async () => !('autoMemoryDirectory' in read()));
     await expectOn(dir, 'after Enter on the memory folder\'s Clear');
