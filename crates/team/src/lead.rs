@@ -10,15 +10,48 @@
 //! refresh and one retry, so a lead's rollback does not fail with "sign in again" for a token a
 //! refresh would have renewed; a second 401 is final.
 
-use crate::client::{encode_uri_component, http_request, SyncClient, SyncError, MAX_SIGN_IN_RESPONSE_BYTES};
+use crate::client::{encode_uri_component, http_request, SyncClient, SyncError, MAX_PULL_KEYS, MAX_SIGN_IN_RESPONSE_BYTES};
 use crate::server_wire::{
-    HashesWithTombstones, HistoryResponse, LatestResponse, MeResponse, PurgeRequest, RollbackRequest, SignInsResponse,
+    HashesWithTombstones, HistoryResponse, LatestEntry, LatestResponse, MeResponse, PurgeRequest, RollbackRequest, SignInsResponse,
     ENTRY_PATH, HISTORY_PAGE, HISTORY_PATH, LATEST_PATH, PURGE_PATH, ROLLBACK_PATH, SIGN_INS_PATH,
 };
 use crate::wire::{PutResponse, MAX_FILE_SIZE_BYTES, TEAM_MEMORY_PATH};
 
 fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, SyncError> {
     serde_json::from_str(body).map_err(|e| SyncError::Parse { detail: e.to_string() })
+}
+
+/// [`LatestResponse`] with its entries counted while they are parsed.
+#[derive(serde::Deserialize)]
+struct CappedLatest {
+    repo: String,
+    #[serde(deserialize_with = "capped_entries")]
+    entries: Vec<LatestEntry>,
+}
+
+/// A JSON array of at most [`MAX_PULL_KEYS`] entries, refused at the next one before it is
+/// allocated: the answer may be 1 GiB, and a list of keys costs several times its bytes.
+fn capped_entries<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Vec<LatestEntry>, D::Error> {
+    struct Capped;
+    impl<'de> serde::de::Visitor<'de> for Capped {
+        type Value = Vec<LatestEntry>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of team memory keys")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(entry) = seq.next_element::<LatestEntry>()? {
+                if out.len() >= MAX_PULL_KEYS {
+                    return Err(serde::de::Error::custom(format!(
+                        "it names more than {MAX_PULL_KEYS} files, far more than any team memory holds, so Mneme acted on none of it; ask the server's administrator to check this repository"
+                    )));
+                }
+                out.push(entry);
+            }
+            Ok(out)
+        }
+    }
+    de.deserialize_seq(Capped)
 }
 
 /// Refuses a history answer no server keeping to the API sends: more versions than the page
@@ -94,12 +127,15 @@ impl SyncClient {
     }
 
     /// Every key's newest version on the server (removed ones included, flagged), without
-    /// contents, in one request: what the Team screen lists.
+    /// contents, in one request: what the Team screen lists. At most
+    /// [`MAX_PULL_KEYS`](crate::client::MAX_PULL_KEYS) keys, counted while the answer is parsed,
+    /// as a pull's are: the screen lists every one.
     pub fn latest(&self) -> Result<LatestResponse, SyncError> {
         let (server, repo) = self.server_and_repo()?;
         let url = self.lead_url(&server, LATEST_PATH, &repo, None);
         let reply = self.send_signed(&server, &[200], || http_request("GET", &url))?;
-        parse(&reply.body)
+        let CappedLatest { repo, entries } = parse(&reply.body)?;
+        Ok(LatestResponse { repo, entries })
     }
 
     /// Makes `key` what it was at `version` (lead only). The next pull brings it here.

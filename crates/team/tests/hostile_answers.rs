@@ -105,3 +105,34 @@ fn a_history_answer_beyond_the_page_or_the_entry_limit_is_refused() {
     let (c, _) = client(&home, &url);
     assert_eq!(c.history("a.md").unwrap().versions.len(), 100);
 }
+
+/// The Team screen's list of every key on the server (`latest`) is counted while it is parsed,
+/// as a pull's answer is: one naming more keys than any team memory holds is refused, and one
+/// at the count still reads.
+#[test]
+fn a_listing_naming_millions_of_keys_is_refused() {
+    let listing = |n: u32| {
+        let mut body = String::with_capacity(n as usize * 96);
+        body.push_str(r#"{"repo":"owner/name","entries":["#);
+        for i in 0..n {
+            if i > 0 {
+                body.push(',');
+            }
+            body.push_str(&format!(r#"{{"key":"k{i}.md","version":1,"checksum":"","author":null,"time":"","deleted":true,"versions":1}}"#));
+        }
+        body.push_str("]}");
+        Arc::new(body)
+    };
+    let body = listing(1_000_001);
+    let (url, _) = serve(move |_| json("200 OK", &body));
+    let home = TestHome::new();
+    let (c, _) = client(&home, &url);
+    match c.latest() {
+        Err(SyncError::Parse { detail }) => assert!(detail.contains("more than 1000000 files"), "{detail}"),
+        other => panic!("expected the answer to be refused, got {:?}", other.map(|l| l.entries.len())),
+    }
+    let body = listing(3);
+    let (url, _) = serve(move |_| json("200 OK", &body));
+    let (c, _) = client(&home, &url);
+    assert_eq!(c.latest().unwrap().entries.len(), 3);
+}

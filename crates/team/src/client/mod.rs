@@ -61,6 +61,7 @@ pub(crate) use errors::classify_failure;
 pub use errors::{recoverable_by_unlink, DriveNotAnswering, SyncError};
 pub use files::{hash_content, js_sort, read_local, syncs_name, LocalFiles};
 pub use http::{encode_uri_component, user_agent, Http, MAX_RESPONSE_BYTES, MAX_SIGN_IN_RESPONSE_BYTES};
+pub(crate) use pull::MAX_PULL_KEYS;
 pub use pull::{given_up_message, PullReport};
 pub use push::{batch_by_bytes, PushReport};
 pub use retry::{retry_delay, Sleeper, ThreadSleeper, BASE_DELAY_MS, MAX_DELAY_MS};
