@@ -657,6 +657,10 @@ async fn the_read_gates_meet_the_calls_as_in_each_release() {
     std::fs::write(f.cwd.join("notes.md"), "notes\n").unwrap();
     let secret = secret.to_string_lossy().into_owned();
     let notes = f.cwd.join("notes.md").to_string_lossy().into_owned();
+    let other = f.root.join("home/other/notes.md");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::write(&other, "other\n").unwrap();
+    let other = other.to_string_lossy().into_owned();
     let read = |p: &str| ("Read", json!({"file_path": p}));
     let tabs = || ("Write", json!({"file_path": f.m("feedback_tabs.md"), "content": "---\nname: tabs\ndescription: prefers tabs\ntype: feedback\n---\nTabs.\n"}));
 
@@ -695,6 +699,39 @@ async fn the_read_gates_meet_the_calls_as_in_each_release() {
         let expected = vec![block, "ok", "ok", "ok", when(v.memory_agents_obey_permission_rules, block, "ok"), "ok"];
         let permissions = json!({"blockReadsOutsideWorkingDirectories": true});
         assert_eq!(kinds(&f, release, permissions, &calls).await, expected, "{release} read_block");
+
+        // Row 100 (case `add_dirs_user`): the user's `additionalDirectories` widen the block,
+        // for the shell too from 2.1.292.
+        let shell = |before: &'static str, after: &'static str| when(v.memory_agents_obey_permission_rules, after, before);
+        let calls = vec![
+            read(&secret),
+            read(&other),
+            ("Bash", json!({"command": format!("cat {secret}")})),
+            ("Bash", json!({"command": format!("cat {other}")})),
+        ];
+        let expected = if v.memory_agents_obey_read_block { vec!["ok", "refused", "ok", shell("ok", "refused")] } else { vec!["ok"; 4] };
+        let permissions = json!({"blockReadsOutsideWorkingDirectories": true, "additionalDirectories": ["~/secret"]});
+        assert_eq!(kinds(&f, release, permissions, &calls).await, expected, "{release} add_dirs_user");
+
+        // Case `shell_hard_block`: a pipe is analysed; a substitution, `eval` or backquotes are
+        // refused, by the guard and from 2.1.292 by the block first (the harness runs it from
+        // 2.1.257, where the block begins).
+        if v.memory_agents_obey_read_block {
+            let calls: Vec<(&str, Value)> = [
+                format!("cat {notes} | wc -l"),
+                format!("echo $(cat {notes})"),
+                format!("eval cat {notes}"),
+                format!("cat {secret} | wc -l"),
+                format!("echo $(cat {secret})"),
+                format!("cat `echo {secret}`"),
+            ]
+            .into_iter()
+            .map(|c| ("Bash", json!({"command": c})))
+            .collect();
+            let expected = vec!["ok", "refused", "refused", shell("ok", "refused"), "refused", "refused"];
+            let permissions = json!({"blockReadsOutsideWorkingDirectories": true});
+            assert_eq!(kinds(&f, release, permissions, &calls).await, expected, "{release} shell_hard_block");
+        }
     }
 }
 
