@@ -199,8 +199,10 @@ pub fn health(h: &Health) {
     }
     for s in &h.stale_index_lines {
         if s.field == "path" {
+            // The engine reports a stopped rename once, here: not again as a line to a missing
+            // file or a memory with no line.
             println!(
-                "  {} line {} still points at {}, which a rename moved to {} (the rename did not finish; `mneme memories health --fix` points the line at {})",
+                "  a rename did not finish: {} line {} still points at {}, but the memory is now called {} (`mneme memories health --fix` points the line at {}, keeping the rest of the line)",
                 safe(&s.index_rel_path), s.line, safe(&s.index_shows), safe(&s.file_has), safe(&s.file_has)
             );
             continue;
