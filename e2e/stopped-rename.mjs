@@ -16,7 +16,9 @@
 // name, the note, and an index line still naming the old file. The fixture is that folder, as the
 // engine leaves it. The panel must say in plain words that the line still points to the old name
 // and what the file is called now, open the memory from there, and Fix index must point the line
-// at the new name where it stands, keeping its title and hook written by hand. A few seconds.
+// at the new name where it stands, keeping its title and hook written by hand. The engine's report
+// names the problem once (no line to a missing file, no memory with no line), and the Memories list
+// does not flag the moved memory "unindexed". A few seconds.
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -70,9 +72,11 @@ async function main() {
     if (stale.length !== 1 || stale[0].field !== 'path' || stale[0].indexShows !== 'a.md' || stale[0].relPath !== 'alpha-first.md' || stale[0].line !== 2) {
       fail(`the engine should report line 2 of MEMORY.md as still naming a.md: ${JSON.stringify(stale)}`);
     }
-    // The report also counts the line as pointing at a missing file and the moved file as having
-    // no line; the panel must list the one problem once, as the rename.
+    // The engine reports the one problem once, as the rename: not again as a line pointing at a
+    // missing file and a memory with no line (crates/store/src/memdir/health.rs folds them), so
+    // the panel, the CLI and the memory list need no filter of their own.
     const echoes = health.index.missingTargets.map((e) => e.relPath).concat(health.unindexed);
+    if (echoes.length || health.unindexedCount !== 0) fail(`the engine reports the stopped rename again: ${JSON.stringify({ missingTargets: health.index.missingTargets, unindexed: health.unindexed, unindexedCount: health.unindexedCount })}`);
 
     page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' })).newPage();
     page.setDefaultTimeout(TIMEOUT);
@@ -95,6 +99,11 @@ async function main() {
     for (const heading of ['Index lines pointing at missing files', 'Topic files with no index line', 'Index lines an unfinished edit left behind']) {
       if (await panel.getByRole('heading', { name: heading }).count()) fail(`the stopped rename (${echoes.join(', ')}) is listed again under "${heading}"`);
     }
+    // The memory list: the moved memory has its line (the one the rename left, which Fix index
+    // points at it), so it carries no "unindexed" badge.
+    const row = page.getByTestId('memory-list').locator('button.mem-row[data-relpath="alpha-first.md"]');
+    await row.waitFor();
+    if (await row.getByText('unindexed', { exact: true }).count()) fail(`the Memories list calls the moved memory unindexed: "${await row.innerText()}"`);
     await checkAccessible(page, 'Memories with a stopped rename', fail);
     if (!process.env.E2E_NO_SCREENSHOTS) {
       fs.mkdirSync(SHOTS, { recursive: true });
@@ -102,9 +111,11 @@ async function main() {
       await page.screenshot({ path: path.join(SHOTS, 'memories-health-stopped-rename.png') });
     }
 
-    // The new name opens the memory where it is now.
+    // The new name opens the memory where it is now, which is not called missing from MEMORY.md.
     await list.getByRole('button', { name: 'alpha-first.md' }).click();
-    await page.getByTestId('memory-editor').waitFor();
+    const editor = page.getByTestId('memory-editor');
+    await editor.waitFor();
+    if (await editor.getByText('not in MEMORY.md').count()) fail('the editor calls the moved memory not in MEMORY.md');
 
     // Fix index points the line at the new name where it stands, title and hook kept, and the note goes.
     await panel.getByTestId('fix-index').click();
