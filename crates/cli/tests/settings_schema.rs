@@ -149,7 +149,7 @@ fn the_extractor_follows_spreads_into_the_settings_schema_only_where_it_can_tell
     // the list of modules) could be either definition, so what the spread brings is not known
     // and every key before it could be replaced: the release is not read at all (its keys stay
     // unchecked), and the extractor says which spread it could not follow.
-    for twice in ["function bi(e){return e}", "var q=(co)=>{co=1};", "function g(){Qu=[\"voice\"]}"] {
+    for twice in ["function bi(e){return e}", "var q=(co)=>{co=load()};", "function g(){Qu=[\"voice\"]}"] {
         let dir = tempfile::tempdir().expect("a temp folder");
         let file = dir.path().join("bundle.js");
         std::fs::write(&file, made_up_bundle(twice, "")).expect("the made-up bundle is written");
