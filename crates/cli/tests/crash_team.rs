@@ -14,10 +14,10 @@ mod common;
 mod killing;
 
 use killing::{kill_at_random, span_of, temps_under, Ended};
-use mneme_testsupport::team_server::{aim, keyring_service, shop_with_origin, TeamServer};
-use mneme_testsupport::{write_file, TestHome};
+use mneme_testsupport::team_server::{signed_in, TeamProject};
+use mneme_testsupport::write_file;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const MNEME: &str = env!("CARGO_BIN_EXE_mneme");
@@ -27,35 +27,26 @@ const MIN_RUNS: usize = 15;
 const MAX_RUNS: usize = 80;
 const WANT_BETWEEN: usize = 3;
 
-struct Synced {
-    h: TestHome,
-    repo: PathBuf,
-    team: PathBuf,
-    server: TeamServer,
-    service: String,
+/// The signed-in project; its fields are the [`TeamProject`]'s.
+struct Synced(TeamProject);
+
+impl std::ops::Deref for Synced {
+    type Target = TeamProject;
+    fn deref(&self) -> &TeamProject {
+        &self.0
+    }
 }
 
 impl Synced {
     fn start() -> Option<Synced> {
-        let server = TeamServer::start();
-        let service = keyring_service("mneme-cli-crash-team");
-        let h = TestHome::new();
-        let repo = shop_with_origin(&h);
-        let team = h.memdir_for(&repo).join("team");
-        let s = Synced { h, repo, team, server, service };
-        let login = s.command(&["team", "login"]).output().unwrap();
-        if !login.status.success() && !mneme_testsupport::keyring_required() {
-            let err = common::one_line_error(login, &["team", "login"]);
-            assert!(err.contains("no OS keyring is reachable"), "{err}");
-            return None;
-        }
-        common::succeeded(login, &["team", "login"]);
+        let s = Synced(TeamProject::new("mneme-cli-crash-team"));
+        signed_in(s.command(&["team", "login"]).output().unwrap())?;
         Some(s)
     }
 
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = mneme_testsupport::command_in(MNEME, &self.h);
-        aim(&mut cmd, &self.server, &self.service, &self.repo);
+        self.aim(&mut cmd);
         cmd.args(args);
         cmd
     }

@@ -18,7 +18,7 @@
 mod common;
 
 use mneme_testsupport::raw_http::{json, serve};
-use mneme_testsupport::team_server::{aim, checksum, keyring_service, shop_with_origin, TeamServer, USER, USER_CODE};
+use mneme_testsupport::team_server::{checksum, shop_with_origin, signed_in, TeamProject, USER, USER_CODE};
 use mneme_testsupport::{write_file, TestHome};
 use serde_json::{json as j, Value};
 use std::os::unix::process::ExitStatusExt;
@@ -30,13 +30,14 @@ const MNEME: &str = env!("CARGO_BIN_EXE_mneme");
 /// The signal a process gets for writing past `RLIMIT_FSIZE`, on Linux.
 const SIGXFSZ: i32 = 25;
 
-/// A signed-in project folder and the server it syncs with.
-struct Synced {
-    h: TestHome,
-    repo: PathBuf,
-    team: PathBuf,
-    server: TeamServer,
-    service: String,
+/// A signed-in project folder and the server it syncs with (the [`TeamProject`]'s fields).
+struct Synced(TeamProject);
+
+impl std::ops::Deref for Synced {
+    type Target = TeamProject;
+    fn deref(&self) -> &TeamProject {
+        &self.0
+    }
 }
 
 /// `mneme ARGS` in the shop against the server at `url`, under a keyring service name no
@@ -50,19 +51,8 @@ fn without_keyring(h: &TestHome, repo: &Path, url: &str, args: &[&str]) -> Outpu
 impl Synced {
     /// Signed in, or `None` where no keyring is reachable and none is required.
     fn start() -> Option<Synced> {
-        let server = TeamServer::start();
-        let service = keyring_service("mneme-cli-team-test");
-        let h = TestHome::new();
-        let repo = shop_with_origin(&h);
-        let team = h.memdir_for(&repo).join("team");
-        let s = Synced { h, repo, team, server, service };
-        let login = s.run(&[], &["team", "login"]);
-        if !login.status.success() && !mneme_testsupport::keyring_required() {
-            let err = common::one_line_error(login, &["team", "login"]);
-            assert!(err.contains("no OS keyring is reachable"), "{err}");
-            return None;
-        }
-        let signed_in = common::succeeded(login, &["team", "login"]);
+        let s = Synced(TeamProject::new("mneme-cli-team-test"));
+        let signed_in = signed_in(s.run(&[], &["team", "login"]))?;
         assert!(signed_in.contains(USER_CODE) && signed_in.ends_with(&format!("Signed in to {} as {USER}.\n", s.server.url)), "{signed_in}");
         Some(s)
     }
@@ -78,7 +68,7 @@ impl Synced {
             c.arg("--core=0").args(limit).arg("--").arg(MNEME);
             c
         };
-        aim(&mut cmd, &self.server, &self.service, &self.repo);
+        self.aim(&mut cmd);
         cmd.args(args).output().expect("mneme runs")
     }
 

@@ -6,13 +6,14 @@
 //! its commit answers.
 //!
 //! Raw HTTP on 127.0.0.1:0 ([`crate::raw_http`]), so nothing stands between the test's bytes
-//! and the client. The project it serves is acme/shop: [`shop_with_origin`] makes one.
+//! and the client. The project it serves is acme/shop: [`shop_with_origin`] makes one, and
+//! [`TeamProject`] one in a home of its own beside its server.
 
 use crate::raw_http::{json, serve};
 use crate::{git, TestHome};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -97,4 +98,44 @@ pub fn aim(cmd: &mut Command, server: &TeamServer, service: &str, repo: &std::pa
     if let Ok(bus) = std::env::var("DBUS_SESSION_BUS_ADDRESS") {
         cmd.env("DBUS_SESSION_BUS_ADDRESS", bus);
     }
+}
+
+/// What a signed-in CLI team test stands on: a home of its own with the acme/shop project, the
+/// project's `team/` folder, the server it syncs with and a keyring service name of its own.
+pub struct TeamProject {
+    pub h: TestHome,
+    pub repo: PathBuf,
+    pub team: PathBuf,
+    pub server: TeamServer,
+    pub service: String,
+}
+
+impl TeamProject {
+    /// A fresh one, its keyring service named after `service_prefix` (see [`keyring_service`]).
+    pub fn new(service_prefix: &str) -> TeamProject {
+        let server = TeamServer::start();
+        let service = keyring_service(service_prefix);
+        let h = TestHome::new();
+        let repo = shop_with_origin(&h);
+        let team = h.memdir_for(&repo).join("team");
+        TeamProject { h, repo, team, server, service }
+    }
+
+    /// [`aim`]s `cmd` at this project, its server and keyring service.
+    pub fn aim(&self, cmd: &mut Command) {
+        aim(cmd, &self.server, &self.service, &self.repo);
+    }
+}
+
+/// What `mneme team login` printed; `None` where no keyring is reachable and none is required
+/// ([`crate::keyring_required`]): the sign-in must then have failed saying so in one line, and
+/// the test stops there.
+pub fn signed_in(login: Output) -> Option<String> {
+    let err = String::from_utf8_lossy(&login.stderr).into_owned();
+    if !login.status.success() && !crate::keyring_required() {
+        assert!(err.trim_end().lines().count() == 1 && err.contains("no OS keyring is reachable"), "`mneme team login` without a keyring: {err}");
+        return None;
+    }
+    assert!(login.status.success(), "`mneme team login` failed: {err}");
+    Some(String::from_utf8(login.stdout).expect("utf-8"))
 }
