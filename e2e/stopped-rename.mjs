@@ -103,7 +103,7 @@ async function main() {
     // points at it), so it carries no "unindexed" badge.
     const row = page.getByTestId('memory-list').locator('button.mem-row[data-relpath="alpha-first.md"]');
     await row.waitFor();
-    if (await row.getByText('unindexed', { exact: true }).count()) fail(`the Memories list calls the moved memory unindexed: "${await row.innerText()}"`);
+    if (await row.locator('.badge', { hasText: /^unindexed\b/ }).count()) fail(`the Memories list calls the moved memory unindexed: "${await row.innerText()}"`);
     await checkAccessible(page, 'Memories with a stopped rename', fail);
     if (!process.env.E2E_NO_SCREENSHOTS) {
       fs.mkdirSync(SHOTS, { recursive: true });
