@@ -1121,7 +1121,9 @@ export type Health = {
 	 *  Topic files no index line points at (daily logs under `logs/` excepted: they are
 	 *  not meant to be indexed), newest first, at most 50 of them (`UNINDEXED_LISTED`): a
 	 *  folder of thousands would otherwise carry every name. `unindexedCount` says how many
-	 *  there are; the memory list's `indexed` flag tells each memory.
+	 *  there are; the memory list's `indexed` flag tells each memory. A memory a rename that
+	 *  stopped half-way moved is not here: its line is the one the rename left, reported in
+	 *  `staleIndexLines` (field `path`), which the index fix points at it.
 	 */
 	unindexed: string[],
 	/**
@@ -1132,8 +1134,10 @@ export type Health = {
 	/**  `[[links]]` that match no memory. */
 	danglingLinks: DanglingLink[],
 	/**
-	 *  Index lines an unfinished edit left showing the memory's old name or description;
-	 *  the index fix brings them in line with the file.
+	 *  Index lines an unfinished edit left showing the memory's old name or description, or
+	 *  (field `path`) a rename left naming the old file after the file moved: the old name
+	 *  (`indexShows`), the new one (`relPath`), and the line, which the index fix points at the
+	 *  new name keeping the rest of it. The index fix brings each in line with the file.
 	 */
 	staleIndexLines: StaleIndexLine[],
 	/**  Files the scan could not read fully, and an unreadable index. */
@@ -1321,7 +1325,10 @@ export type IndexHealth = {
 	entryCount: number,
 	/**  Entries whose line is not fully loaded: Claude Code does not see them. */
 	pastCap: IndexEntryRef[],
-	/**  Entries whose target file does not exist. */
+	/**
+	 *  Entries whose target file does not exist. A line a rename that stopped half-way left
+	 *  naming the old file is not here: it is reported once, in `staleIndexLines` (field `path`).
+	 */
 	missingTargets: IndexEntryRef[],
 	/**  Targets indexed more than once. */
 	duplicates: Duplicate[],
