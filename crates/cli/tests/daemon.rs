@@ -104,10 +104,11 @@ fn a_closed_standard_output_does_not_stop_the_daemon() {
     stderr.read_line(&mut line).unwrap();
     assert!(line.contains("cannot write to standard output") && line.contains("carrying on"), "{line}");
     // The run it could not print is in the run log, and the daemon is still there to stop.
-    let runs = wait::value("the extraction run in `mneme daemon runs`", || {
+    let runs = wait::result("the extraction run in `mneme daemon runs`", || {
         let out = command(&h, &["daemon", "runs"]).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        text.contains("● Saved 1 memory").then_some(text)
+        // A failure shows what the runs list last said, not only that the run never came.
+        if text.contains("● Saved 1 memory") { Ok(text) } else { Err(text) }
     });
     assert!(runs.starts_with("[extraction] "), "{runs}");
     assert!(child.try_wait().unwrap().is_none(), "the daemon stopped");
