@@ -78,7 +78,7 @@ async fn hostile_names_and_ids_stay_inside_the_memory_folder() {
 fn pathdiff(to: &std::path::Path, from: &std::path::Path) -> String {
     let n = from.components().count();
     let common = to.components().zip(from.components()).take_while(|(a, b)| a == b).count();
-    let mut s: Vec<String> = std::iter::repeat("..".to_string()).take(n - common).collect();
+    let mut s: Vec<String> = std::iter::repeat_n("..".to_string(), n - common).collect();
     s.extend(to.components().skip(common).map(|c| c.as_os_str().to_string_lossy().into_owned()));
     s.join("/")
 }
