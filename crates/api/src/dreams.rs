@@ -931,7 +931,10 @@ impl Mneme {
         let (site, profile) = self.dream_site(req)?;
         // The scheduler's own last look, so the screen says why a dream whose other gates are
         // open never runs (it was said only in the run log).
-        let organization: Option<DreamOrganizationSkip> = site.organization_skip(&profile).map(Into::into);
+        // Each transcript's marks are kept while it does not change, so a look at an unchanged
+        // folder lists and `stat`s its transcripts without reading them.
+        let search = mneme_dream::organization::Search { cache: Some(&self.organization_search), limit: None };
+        let organization: Option<DreamOrganizationSkip> = site.organization_skip_searching(&profile, search).map(Into::into);
         let organization_checks = site.organization_checks(&profile).into();
         let DreamSite { target, enabled, flags, env } = site;
         let offer = flags.claude_code_offer(&env, &profile);
@@ -1137,6 +1140,34 @@ fn log_days(memory_dir: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Dreams screen's status at each look: an unchanged folder's transcripts are not read
+    /// again for the organization search, one appended to is, and the answer follows it.
+    #[test]
+    fn a_look_at_an_unchanged_folder_reads_no_transcript_again() {
+        use mneme_dream::organization::{SearchCache, KEPT_BYTES, KEPT_FILES};
+        let t = mneme_testsupport::TestHome::new();
+        let repo = t.git_repo("repo");
+        let dir = t.config_home().join("projects").join(mneme_core::sanitize::sanitize_path(&repo.to_string_lossy()));
+        for i in 0..3 {
+            t.write(dir.join(format!("0000000{i}-1111-4111-8111-111111111111.jsonl")), "{\"type\":\"user\"}\n");
+        }
+        let mut m = Mneme::new(t.env.clone(), std::sync::Arc::new(crate::FixedClock::at_unix_secs(1_764_590_000)));
+        // Kept however recently the files were written (the 2-second settling has its own test).
+        m.organization_search = std::sync::Arc::new(SearchCache::bounded(std::time::Duration::ZERO, KEPT_FILES, KEPT_BYTES));
+        let req = ContextRequest { cwd: repo.clone(), ..Default::default() };
+        assert!(m.dream_status(&req).unwrap().organization.is_none());
+        assert_eq!(m.organization_search.files_read(), 3);
+        let again = m.clone();
+        assert!(again.dream_status(&req).unwrap().organization.is_none());
+        assert_eq!(m.organization_search.files_read(), 3, "an unchanged folder is not read again, by any clone of the facade");
+        let line = serde_json::json!({"type": "hybrid-organization", "organizationUuid": "0f9e8d7c-6b5a-4493-8271-605f4e3d2c1b"});
+        let first = dir.join("00000000-1111-4111-8111-111111111111.jsonl");
+        t.write(&first, &format!("{{\"type\":\"user\"}}\n{line}\n"));
+        let skip = m.dream_status(&req).unwrap().organization.expect("the new record is seen");
+        assert_eq!(skip.code, "other_hybrid_organization");
+        assert_eq!(m.organization_search.files_read(), 4);
+    }
 
     /// The dream crate's refusals name `mneme dream` commands for the command line; a screen's
     /// error names the screen's own controls instead (the dream's Undo button, the mode

@@ -25,6 +25,12 @@
 //!    one-per-machine lock of `version_check` and of the agent-memory probe), so a hung drive
 //!    costs one blocked thread per folder however often the page asks, as the drive check's own
 //!    looks do.
+//!
+//! Operations that read the project's transcripts ([`READS_TRANSCRIPTS`]: the dream gates count
+//! the sessions there and search them for the organizations they ran under) ask the drive of
+//! Claude Code's configuration folder too, where the transcripts live (`CLAUDE_CONFIG_DIR`, or
+//! `~/.claude`), before anything else: the settings every request reads first are there, so a
+//! hung one would otherwise hold the request until the patience ran out.
 
 use crate::ops::*;
 use crate::{ApiError, ErrorCode};
@@ -52,6 +58,11 @@ pub const WAITS_ON_OTHERS: &[&str] = &[
     "team_purge", "team_sign_ins", "team_sign_in", "team_sign_in_poll", "team_sign_out", "set_provider_key",
     "provider_settings", "inbox_promote",
 ];
+
+/// Operations that read the transcripts of the project the request names, in Claude Code's
+/// configuration folder (`projects/<project>`): the dream gates' session count and the
+/// organization search.
+pub const READS_TRANSCRIPTS: &[&str] = &["dream_status", "set_dream_mode", "run_dream"];
 
 /// The folder a request names, whose drive is asked before the operation runs: `cwd`, as sent
 /// (a relative one is taken from the shell's start folder by the caller). Every request type of
@@ -222,6 +233,15 @@ pub async fn guarded<T: Send + 'static>(
             return Err(not_answering(folder));
         }
     }
+    // Where the transcripts are, as the environment says before any settings are read (their
+    // `env` blocks may move it: that folder is asked on the operation's thread).
+    let transcripts = (folder.is_some() && READS_TRANSCRIPTS.contains(&name)).then(|| mneme.env.projects_dir());
+    if let Some(transcripts) = &transcripts {
+        if !answers(transcripts).await {
+            return Err(not_answering(transcripts));
+        }
+    }
+    let reads_transcripts = transcripts.is_some();
     let blocked = Arc::new(Mutex::new(Blocked::default()));
     let returns = Returns(blocked.clone());
     // A thread of its own rather than the runtime's blocking pool: dropping a runtime waits for
@@ -236,7 +256,7 @@ pub async fn guarded<T: Send + 'static>(
             // On the operation's thread: finding the memory folder reads the project's settings,
             // and a drive that stopped answering since it was asked is then the patience's to see.
             let checked = match &project {
-                Some(p) => memory_folder_answers(&thread_env, p).map_err(|dir| not_answering(&dir)),
+                Some(p) => folders_answer(&thread_env, p, reads_transcripts).map_err(|dir| not_answering(&dir)),
                 None => Ok(()),
             };
             let _ = tx.send(checked.and_then(|()| op()));
@@ -256,7 +276,7 @@ pub async fn guarded<T: Send + 'static>(
             Err(_) => {
                 waited += patience;
                 let silent = match &folder {
-                    Some(f) => silent_drive(&env, f).await,
+                    Some(f) => silent_drive(&env, f, reads_transcripts).await,
                     None => None,
                 };
                 if patient && silent.is_none() && waited < patience * PATIENT_ROUNDS {
@@ -277,34 +297,56 @@ pub async fn guarded<T: Send + 'static>(
 /// Finding the folder reads settings (the config folder's and the project's) and follows the
 /// project's git root, never the memory folder itself.
 pub(crate) fn memory_folder_answers(env: &mneme_store::Environment, cwd: &Path) -> Result<(), PathBuf> {
-    match memory_folder_elsewhere(env, cwd) {
-        Some(memory) if !mneme_store::drive::answers(&memory) => Err(memory),
-        _ => Ok(()),
+    folders_answer(env, cwd, false)
+}
+
+/// [`memory_folder_answers`], and with `transcripts` the drive of the folder the session keeps
+/// its transcripts in too, when settings' `env` blocks moved it off the drive the caller asked.
+fn folders_answer(env: &mneme_store::Environment, cwd: &Path, transcripts: bool) -> Result<(), PathBuf> {
+    match folders_elsewhere(env, cwd, transcripts).into_iter().find(|dir| !mneme_store::drive::answers(dir)) {
+        Some(dir) => Err(dir),
+        None => Ok(()),
     }
 }
 
-/// The memory folder a session started in `cwd` uses, when it is on another drive than `cwd`.
-fn memory_folder_elsewhere(env: &mneme_store::Environment, cwd: &Path) -> Option<PathBuf> {
-    let memory = mneme_store::session::SessionMemory::for_cwd(env, cwd).dir.dir;
+/// The memory folder a session started in `cwd` uses when it is on another drive than `cwd`,
+/// and with `transcripts` its transcripts' folder (`projects`) when the session's settings put
+/// it elsewhere than the environment did (the caller asked that one already).
+fn folders_elsewhere(env: &mneme_store::Environment, cwd: &Path, transcripts: bool) -> Vec<PathBuf> {
+    let session = mneme_store::session::SessionMemory::for_cwd(env, cwd);
     let mounts = mneme_store::drive::mount_points();
-    (mneme_store::drive::holding_mount(&mounts, &memory) != mneme_store::drive::holding_mount(&mounts, cwd)).then_some(memory)
+    let on = |p: &Path| mneme_store::drive::holding_mount(&mounts, p);
+    let mut out = Vec::new();
+    let projects = session.env.projects_dir();
+    if transcripts && on(&projects) != on(&env.projects_dir()) && on(&projects) != on(cwd) {
+        out.push(projects);
+    }
+    let memory = session.dir.dir;
+    if on(&memory) != on(cwd) {
+        out.push(memory);
+    }
+    out
 }
 
 /// `folder` or its memory folder when its drive does not answer (asked as before the
 /// operation), off the async workers: an operation waiting on others is waited for only while
 /// both answer, and one given up on names the drive that stopped. The memory folder is found on
 /// a look of its own, so a project's drive that stops answering meanwhile cannot hold this.
-async fn silent_drive(env: &mneme_store::Environment, folder: &Path) -> Option<PathBuf> {
+async fn silent_drive(env: &mneme_store::Environment, folder: &Path, transcripts: bool) -> Option<PathBuf> {
     let (env, probe) = (env.clone(), folder.to_path_buf());
     let ask = move || {
         if !mneme_store::drive::answers(&probe) {
             return Some(probe);
         }
-        match mneme_store::drive::look(&probe, move |f| memory_folder_elsewhere(&env, f)) {
+        // The transcripts' folder, where an operation reading them may have stopped.
+        let projects = env.projects_dir();
+        if transcripts && !mneme_store::drive::answers(&projects) {
+            return Some(projects);
+        }
+        match mneme_store::drive::look(&probe, move |f| folders_elsewhere(&env, f, transcripts)) {
             // The project's drive stopped answering while its settings were read.
             None => Some(probe),
-            Some(None) => None,
-            Some(Some(memory)) => (!mneme_store::drive::answers(&memory)).then_some(memory),
+            Some(others) => others.into_iter().find(|dir| !mneme_store::drive::answers(dir)),
         }
     };
     tokio::task::spawn_blocking(ask).await.unwrap_or(None)

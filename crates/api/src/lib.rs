@@ -106,11 +106,22 @@ pub struct Mneme {
     /// Memory rows read from big folders, kept while their files do not change (the memory
     /// list's pages and the health report reuse them).
     rows: memories::KeptRows,
+    /// What the dream organization search found in each transcript, kept while the file does
+    /// not change: the Dreams screen's status searches every transcript of the folder at each
+    /// look (`DreamSite::organization_skip`).
+    organization_search: Arc<mneme_dream::organization::SearchCache>,
 }
 
 impl Mneme {
     pub fn new(env: Environment, clock: Arc<dyn Clock>) -> Self {
-        Mneme { env, clock, zone: LocalZone::default(), team: team::TeamSessions::default(), rows: memories::KeptRows::default() }
+        Mneme {
+            env,
+            clock,
+            zone: LocalZone::default(),
+            team: team::TeamSessions::default(),
+            rows: memories::KeptRows::default(),
+            organization_search: Arc::default(),
+        }
     }
 
     /// Dates with one offset from UTC (seconds east) for every instant.
