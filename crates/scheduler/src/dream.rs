@@ -14,7 +14,7 @@ use crate::{drive_answers, provider_engine, provider_unusable, Backoff, JobKind,
 use mneme_dream::{DreamMode, DreamRecord, DreamStatus, Dreams, Engine};
 use mneme_model::Cancel;
 use mneme_store::local_time::LocalZone;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -323,7 +323,10 @@ impl DreamLoop {
     /// Why the Claude Code installed would not dream over `site`'s sessions for the
     /// organizations they ran under, if so. The search reads every transcript of the folder, so
     /// its answer is kept for the scan throttle's 10 minutes: Claude Code searches at most as
-    /// often, after its throttle.
+    /// often, after its throttle. It runs with Claude Code's own time limit
+    /// ([`SEARCH_LIMIT`](mneme_dream::organization::SEARCH_LIMIT)) and is waited for at most
+    /// [`SEARCH_WAIT`] (see [`bounded_search`]); either way a search that does not finish is a
+    /// failed search, kept as the others are.
     async fn organization_skip(&self, site: &mneme_dream::DreamSite) -> Option<String> {
         type Kept = BTreeMap<PathBuf, (Instant, Option<String>)>;
         static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(BTreeMap::new());
@@ -333,19 +336,23 @@ impl DreamLoop {
                 return why.clone();
             }
         }
-        // The same search the Dreams screen's status shows (`DreamSite::organization_skip`).
-        let (env, site) = (self.dreams.environment().clone(), site.clone());
-        let why = match tokio::task::spawn_blocking(move || {
-            let profile = mneme_store::claude_install::installed_profile(&env);
-            site.organization_skip(&profile).map(|s| s.explanation())
-        })
-        .await
-        {
-            Ok(why) => why,
-            // A search that did not finish is a failed search, and Claude Code skips the dream
-            // when its search fails (`hybrid_organization_check_failed`); going ahead would dream
-            // over sessions that may be another organization's.
-            Err(e) => Some(format!("the search of this project's sessions for the organizations they ran under stopped unexpectedly ({e}), so no dream runs here until it succeeds")),
+        // `claude --version` may be asked (once per binary): off the async workers, and not
+        // within the search's time.
+        let env = self.dreams.environment().clone();
+        let profile = tokio::task::spawn_blocking(move || mneme_store::claude_install::installed_profile(&env)).await;
+        let why = match profile {
+            // The same search the Dreams screen's status shows (`DreamSite::organization_skip`),
+            // keeping each unchanged transcript's marks between checks.
+            Ok(profile) => {
+                let site = site.clone();
+                bounded_search(key.clone(), SEARCH_WAIT, move || {
+                    static CACHE: std::sync::LazyLock<mneme_dream::organization::SearchCache> = std::sync::LazyLock::new(Default::default);
+                    let search = mneme_dream::organization::Search { cache: Some(&CACHE), limit: Some(mneme_dream::organization::SEARCH_LIMIT) };
+                    site.organization_skip_searching(&profile, search).map(|s| s.explanation())
+                })
+                .await
+            }
+            Err(e) => Some(stopped_unexpectedly(&e.to_string())),
         };
         let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
         kept.retain(|_, (at, _)| at.elapsed() < mneme_dream::gate::SESSION_SCAN_INTERVAL);
@@ -371,6 +378,60 @@ impl DreamLoop {
     }
 }
 
+/// How long the scheduler waits for an organization search: Claude Code's limit, after which
+/// the search stops by itself between two reads, and a few seconds for it to say so. Only a
+/// search blocked in one read (on a drive that stopped answering) is given up on here.
+pub const SEARCH_WAIT: Duration = Duration::from_secs(mneme_dream::organization::SEARCH_LIMIT.as_secs() + 5);
+
+/// Runs the organization search `search` of the transcripts' folder `key` on a thread of its
+/// own and waits for it at most `wait`; a search that did not answer by then is a failed search
+/// (Claude Code skips the dream then, `hybrid_organization_check_failed`: going ahead would
+/// dream over sessions that may be another organization's). A search blocked on a hung drive
+/// cannot be stopped: its thread stays until the drive answers, and while it does no other
+/// search of that folder starts (each check of it is a failed search), so a drive that hangs
+/// for hours costs one thread per folder, not one per check. A thread of its own rather than
+/// the runtime's blocking pool: dropping a runtime waits for its blocking tasks.
+async fn bounded_search(key: PathBuf, wait: Duration, search: impl FnOnce() -> Option<String> + Send + 'static) -> Option<String> {
+    static RUNNING: std::sync::Mutex<BTreeSet<PathBuf>> = std::sync::Mutex::new(BTreeSet::new());
+    /// Held by the search's thread: the folder is searchable again once it ends (or panics).
+    struct Running(PathBuf);
+    impl Drop for Running {
+        fn drop(&mut self) {
+            RUNNING.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.0);
+        }
+    }
+    if !RUNNING.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone()) {
+        return Some(format!(
+            "an earlier search of this project's sessions ({}) for the organizations they ran under has not finished (the drive holding them may have stopped answering), and Claude Code does not dream while its search fails (hybrid_organization_check_failed); Mneme tries again at a later check",
+            key.display()
+        ));
+    }
+    let running = Running(key.clone());
+    let (tx, answer) = tokio::sync::oneshot::channel();
+    let started = std::thread::Builder::new().name("mneme-organization-search".into()).spawn(move || {
+        let _running = running;
+        let _ = tx.send(search());
+    });
+    if let Err(e) = started {
+        return Some(stopped_unexpectedly(&format!("no thread for it: {e}")));
+    }
+    match tokio::time::timeout(wait, answer).await {
+        Ok(Ok(why)) => why,
+        // The search panicked (a bug, said by the panic's own output).
+        Ok(Err(_)) => Some(stopped_unexpectedly("it panicked")),
+        Err(_) => Some(format!(
+            "the search of this project's sessions ({}) for the organizations they ran under did not finish within {} (the drive holding them may have stopped answering), and Claude Code does not dream when its search fails (hybrid_organization_check_failed); Mneme tries again at a later check",
+            key.display(),
+            if wait.as_secs() > 0 { format!("{} seconds", wait.as_secs()) } else { format!("{} ms", wait.as_millis()) }
+        )),
+    }
+}
+
+/// The skip reason for an organization search that ended without an answer.
+fn stopped_unexpectedly(why: &str) -> String {
+    format!("the search of this project's sessions for the organizations they ran under stopped unexpectedly ({why}), so no dream runs here until it succeeds")
+}
+
 /// The skip reason for a project whose drive does not answer.
 fn not_answering(dir: &std::path::Path) -> String {
     format!(
@@ -390,6 +451,45 @@ pub fn dream_outcome(record: &DreamRecord) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A search that does not answer within the wait is a failed search; while its thread is
+    /// still blocked, checks of the same folder fail at once without starting another (other
+    /// folders search as usual); once it ends, the folder is searched again.
+    #[test]
+    fn a_search_past_the_wait_fails_and_no_second_one_starts_while_it_runs() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let key = PathBuf::from("/projects/-a-slow-folder");
+        let (release, blocked) = std::sync::mpsc::channel::<()>();
+        let (ended_tx, ended) = std::sync::mpsc::channel::<()>();
+        let slow = rt.block_on(bounded_search(key.clone(), Duration::from_millis(50), move || {
+            let _ = blocked.recv();
+            let _ = ended_tx.send(());
+            None
+        }));
+        let said = slow.expect("a search past the wait is a failed search");
+        assert!(said.contains("did not finish within 50 ms") && said.contains("hybrid_organization_check_failed"), "{said}");
+
+        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let r = ran.clone();
+        let again = rt.block_on(bounded_search(key.clone(), SEARCH_WAIT, move || {
+            r.store(true, std::sync::atomic::Ordering::SeqCst);
+            None
+        }));
+        assert!(again.expect("still failed").contains("has not finished"));
+        assert!(!ran.load(std::sync::atomic::Ordering::SeqCst), "a second search started beside the blocked one");
+        assert_eq!(rt.block_on(bounded_search(PathBuf::from("/projects/-other"), SEARCH_WAIT, || Some("theirs".into()))).as_deref(), Some("theirs"));
+
+        release.send(()).unwrap();
+        ended.recv_timeout(Duration::from_secs(60)).expect("the blocked search ends");
+        // Its thread lets go of the folder as it ends, a moment after the search returned.
+        let answer = loop {
+            match rt.block_on(bounded_search(key.clone(), SEARCH_WAIT, || None)) {
+                Some(s) if s.contains("has not finished") => std::thread::yield_now(),
+                other => break other,
+            }
+        };
+        assert_eq!(answer, None);
+    }
 
     #[test]
     fn the_zone_is_the_one_the_environment_names() {
