@@ -27,10 +27,9 @@
 
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { checkAccessible } from './checks.mjs';
-import { SHOTS, UI_DIST, failer, write, preflight, startServer, stop, removeUnlessKept, runMain, keepFailure, api as callApi } from './harness.mjs';
+import { SHOTS, UI_DIST, failer, write, preflight, shopHome, inBrowser, stop, removeUnlessKept, runMain, keepFailure, api as callApi } from './harness.mjs';
 
 const fail = failer('unverified-managed');
 const api = (server, method, body) => callApi(server, method, body, fail);
@@ -122,31 +121,21 @@ async function managedLayer(page) {
 }
 
 function buildFixture() {
-  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-e2e-unverified-')));
-  const home = path.join(tmp, 'home');
-  const config = path.join(home, '.claude');
-  const data = path.join(tmp, 'data');
-  const managed = path.join(tmp, 'managed');
-  const repo = path.join(home, 'src', 'shop');
-  const env = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', TZ: 'UTC', HOME: home, CLAUDE_CONFIG_DIR: config, MNEME_DATA_DIR: data };
-  fs.mkdirSync(path.join(repo, '.git'), { recursive: true });
-  write(path.join(repo, 'CLAUDE.md'), '# Shop\n\nThe storefront service.\n');
-  write(path.join(config, 'CLAUDE.md'), '- Write commit messages in the imperative mood.\n');
+  const fx = shopHome('mneme-e2e-unverified-');
+  const managed = path.join(fx.tmp, 'managed');
+  write(path.join(fx.config, 'CLAUDE.md'), '- Write commit messages in the imperative mood.\n');
   write(path.join(managed, 'CLAUDE.md'), '# Company policy\n\n- Never push to main directly.\n');
   write(path.join(managed, '.claude', 'rules', 'secrets.md'), '- Never print credentials.\n');
-  return { tmp, home, repo, managed, env };
+  return { ...fx, managed };
 }
 
 async function main() {
   const { bin, launch } = preflight(fail);
   const fx = buildFixture();
-  const browser = await launch();
-  let page;
-  let server;
-  try {
+  await inBrowser(bin, launch, fx, async (session) => {
     for (const cowork of [true, false]) {
       const env = cowork ? { ...fx.env, CLAUDE_CODE_ENTRYPOINT: 'remote_cowork' } : fx.env;
-      server = await startServer(bin, fx.home, env, ['--managed-dir', fx.managed]);
+      const server = await session.serve(env, ['--managed-dir', fx.managed]);
       await api(server, 'openProject', { cwd: fx.repo });
       const view = await api(server, 'context', { cwd: fx.repo });
       const managedFiles = view.files.filter((f) => f.layer === 'Managed');
@@ -155,10 +144,7 @@ async function main() {
       if (view.files.some((f) => f.layer !== 'Managed' && f.unverified)) fail('a file outside the managed layer is reported unverified');
       if (view.block.includes(UNVERIFIED_LABEL) !== cowork) fail(`the block ${cowork ? 'lacks' : 'carries'} the unverified label`);
 
-      page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' })).newPage();
-      page.setDefaultTimeout(TIMEOUT);
-      const errors = [];
-      page.on('pageerror', (e) => errors.push(e.message));
+      const page = await session.newPage({ width: 1280, height: 800 }, TIMEOUT);
       await page.goto(server.url);
       const { layer, line, badges, notes } = await managedLayer(page);
       if (cowork) {
@@ -180,14 +166,15 @@ async function main() {
         if (!/policy set by/i.test(line) || line.includes(SESSION_NOTE)) fail(`outside a Cowork session the Managed layer should read as policy: "${line}"`);
         if ((await badges.count()) || (await notes.count())) fail('outside a Cowork session a managed file is marked unverified');
       }
-      if (errors.length) fail(`page errors: ${errors.join('; ')}`);
-      await page.context().close();
-      page = undefined;
-      await stop(server.child);
-      server = undefined;
+      if (page.errors.length) fail(`page errors: ${page.errors.join('; ')}`);
+      await session.closePage();
+      await session.stopServer();
     }
     if (process.getuid?.() === 0) {
+      // Its own home and server (as nobody, which inBrowser's serve cannot start): only the
+      // browser is the session's.
       const mixed = buildMixedFixture(bin);
+      let server;
       try {
         server = await startServerAsNobody(mixed.bin, mixed.home, mixed.env, ['--managed-dir', mixed.managed]);
         await api(server, 'openProject', { cwd: mixed.repo });
@@ -197,10 +184,7 @@ async function main() {
         if (managedFiles.length !== 2 || marked.length !== 1 || marked[0] !== mixed.rule) {
           fail(`as nobody, only the rule nobody owns should be unverified; the API marks ${JSON.stringify(marked)} of ${JSON.stringify(managedFiles.map((f) => f.path))}`);
         }
-        page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' })).newPage();
-        page.setDefaultTimeout(TIMEOUT);
-        const errors = [];
-        page.on('pageerror', (e) => errors.push(e.message));
+        const page = await session.newPage({ width: 1280, height: 800 }, TIMEOUT);
         await page.goto(server.url);
         const { layer, line, badges, notes } = await managedLayer(page);
         if (!line.includes(SOME_NOTE)) fail(`with one file of two unverified, the Managed layer should say which are policy: "${line}"`);
@@ -218,13 +202,12 @@ async function main() {
           await layer.scrollIntoViewIfNeeded();
           await page.screenshot({ path: path.join(SHOTS, 'what-claude-sees-unverified-mixed.png') });
         }
-        if (errors.length) fail(`page errors: ${errors.join('; ')}`);
-        await page.context().close();
-        page = undefined;
+        if (page.errors.length) fail(`page errors: ${page.errors.join('; ')}`);
+        await session.closePage();
         await stop(server.child);
         server = undefined;
       } catch (e) {
-        await keepFailure(page, mixed.tmp);
+        await keepFailure(session.page, mixed.tmp);
         throw e;
       } finally {
         if (server) await stop(server.child);
@@ -235,14 +218,7 @@ async function main() {
       console.log('e2e (unverified-managed): skipped the folder with one unverified file of two: it needs root (to run the server as nobody)');
     }
     console.log('e2e (unverified-managed): ok');
-  } catch (e) {
-    await keepFailure(page, fx.tmp);
-    throw e;
-  } finally {
-    await browser.close();
-    if (server) await stop(server.child);
-    removeUnlessKept(fx.tmp);
-  }
+  });
 }
 
 runMain(main);
