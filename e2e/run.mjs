@@ -365,10 +365,13 @@ async function main() {
     }
   });
 
+  // A step's page errors fail that step, not the last one (which is where they used to be found).
   const step = async (name, fn) => {
     current = name;
     const t = Date.now();
+    const errorsBefore = pageErrors.length;
     await fn();
+    if (pageErrors.length > errorsBefore) fail(`the page reported errors:\n  ${pageErrors.slice(errorsBefore).join('\n  ')}`);
     console.log(`  ok  ${name} (${Date.now() - t} ms)`);
   };
   // Every screen the run screenshots is also checked with axe-core's WCAG 2 A/AA rules.
@@ -473,9 +476,14 @@ async function main() {
       const editor = page.getByRole('region', { name: `Edit ${file}` });
       const ta = editor.getByRole('textbox', { name: 'File text' });
       await ta.waitFor();
+      // Under load the text box can show before the file's text arrives: typing into it then is
+      // replaced by the load, and Save stays disabled (nothing unsaved). Type once it holds the file.
+      await waitFor('the editor to hold CLAUDE.md as read from disk', async () => (await ta.inputValue()) === before);
       await ta.fill(before + '- One more line of mine.\n');
       fs.writeFileSync(file, before + Array.from({ length: 4_500 }, (_, i) => `- generated line ${i}\n`).join(''));
-      await editor.getByRole('button', { name: 'Save' }).click();
+      const save = editor.getByRole('button', { name: 'Save' });
+      await waitFor('Save to be enabled by the typed line', () => save.isEnabled());
+      await save.click();
       await editor.getByRole('alertdialog').waitFor();
       await editor.getByRole('button', { name: 'Compare' }).click();
       const more = editor.getByTestId('diff-more');
@@ -781,12 +789,17 @@ async function main() {
       await preview.locator('.preview-note', { hasText: 'far more HTML' }).waitFor({ timeout: 15_000 });
       const gap = await page.evaluate(() => { clearInterval((window).__e2eGapTimer); return (window).__e2eMaxGap; });
       if (gap > 1000) fail(`the page's thread stalled for ${Math.round(gap)} ms while the preview rendered`);
+      // Removed while open: if its live event comes before the next memory opens, the editor asks
+      // for it again and is told it is gone (the 404 the step "deleted on disk" checks on purpose).
+      expectedMissing = '/api/memory';
       fs.rmSync(path.join(fx.mem, 'vast-preview.md'));
       // The next memory renders again (a fresh worker replaced the one that was stopped).
       await page.locator('[data-relpath="release-train.md"]').click();
       await preview.locator('p', { hasText: 'The release train leaves every Tuesday.' }).waitFor();
       fs.rmSync(path.join(fx.mem, 'slow-preview.md'));
       await waitFor('slow-preview.md to leave the list', async () => (await page.locator('[data-relpath="slow-preview.md"]').count()) === 0);
+      // Both removals' events have come (the list dropped the later one): no re-read is left to answer.
+      expectedMissing = null;
     });
 
     await step('Memories: a memory of over a million characters opens read-only at once, and can still be edited here', async () => {
