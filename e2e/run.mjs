@@ -476,8 +476,9 @@ async function main() {
       const editor = page.getByRole('region', { name: `Edit ${file}` });
       const ta = editor.getByRole('textbox', { name: 'File text' });
       await ta.waitFor();
-      // Under load the text box can show before the file's text arrives: typing into it then is
-      // replaced by the load, and Save stays disabled (nothing unsaved). Type once it holds the file.
+      // Save is disabled while the file is read (FileEditor's loading), and this step's write to
+      // disk makes the editor read it again: under load a click came in that window. Type once the
+      // box holds the file as read, click once Save is enabled.
       await waitFor('the editor to hold CLAUDE.md as read from disk', async () => (await ta.inputValue()) === before);
       await ta.fill(before + '- One more line of mine.\n');
       fs.writeFileSync(file, before + Array.from({ length: 4_500 }, (_, i) => `- generated line ${i}\n`).join(''));
