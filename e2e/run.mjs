@@ -476,9 +476,9 @@ async function main() {
       const editor = page.getByRole('region', { name: `Edit ${file}` });
       const ta = editor.getByRole('textbox', { name: 'File text' });
       await ta.waitFor();
-      // Save is disabled while the file is read (FileEditor's loading), and this step's write to
-      // disk makes the editor read it again: under load a click came in that window. Type once the
-      // box holds the file as read, click once Save is enabled.
+      // Under load Save was found disabled when clicked: Save is off while the file is read, and a
+      // late live event (the previous step's restore of CLAUDE.md) can make an unedited editor read
+      // it again. Type once the box holds the file as read, click once Save is enabled.
       await waitFor('the editor to hold CLAUDE.md as read from disk', async () => (await ta.inputValue()) === before);
       await ta.fill(before + '- One more line of mine.\n');
       fs.writeFileSync(file, before + Array.from({ length: 4_500 }, (_, i) => `- generated line ${i}\n`).join(''));
