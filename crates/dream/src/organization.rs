@@ -195,13 +195,19 @@ fn marked_lines(transcript_dir: &Path, marks: &[&str], search: Search) -> Result
                     Some((cache, (marks, generation))) => cache.lines_of(&path, marks, generation, |file, lines| marked_lines_within(file, &finders, LONGEST_LINE, deadline, lines)),
                     None => {
                         #[cfg(test)]
-                        tests::before_open(&path);
-                        std::fs::File::open(&path).and_then(|file| marked_lines_within(file, &finders, LONGEST_LINE, deadline, &mut out).map(|()| Vec::new()))
+                        let opened = tests::before_open(&path).and_then(|()| std::fs::File::open(&path));
+                        #[cfg(not(test))]
+                        let opened = std::fs::File::open(&path);
+                        opened.and_then(|file| marked_lines_within(file, &finders, LONGEST_LINE, deadline, &mut out).map(|()| Vec::new()))
                     }
                 };
                 match found {
                     Ok(lines) => out.extend(lines),
-                    Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(too_slow()),
+                    // Only once the limit has passed: a network drive's own time-out (ETIMEDOUT)
+                    // is an I/O error of that file, said as such.
+                    Err(e) if e.kind() == std::io::ErrorKind::TimedOut && deadline.is_some_and(|d| Instant::now() >= d) => {
+                        return Err(too_slow())
+                    }
                     Err(e) => return Err(search_failed(path, &e)),
                 }
             }
@@ -341,7 +347,7 @@ impl SearchCache {
             }
         }
         #[cfg(test)]
-        tests::before_open(path);
+        tests::before_open(path)?;
         let file = std::fs::File::open(path)?;
         self.read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut lines = Vec::new();
@@ -753,19 +759,19 @@ mod tests {
     }
 
     thread_local! {
-        /// Run by the search on this thread before it opens each transcript it listed.
-        static BEFORE_OPEN: std::cell::RefCell<Option<Box<dyn FnMut(&Path)>>> = std::cell::RefCell::new(None);
+        /// Run by the search on this thread before it opens each transcript it listed; an error
+        /// it returns is the open's.
+        static BEFORE_OPEN: std::cell::RefCell<Option<Box<dyn FnMut(&Path) -> std::io::Result<()>>>> = std::cell::RefCell::new(None);
     }
 
-    pub(super) fn before_open(path: &Path) {
-        BEFORE_OPEN.with(|h| {
-            if let Some(h) = h.borrow_mut().as_mut() {
-                h(path)
-            }
-        });
+    pub(super) fn before_open(path: &Path) -> std::io::Result<()> {
+        BEFORE_OPEN.with(|h| match h.borrow_mut().as_mut() {
+            Some(h) => h(path),
+            None => Ok(()),
+        })
     }
 
-    fn on_open(hook: impl FnMut(&Path) + 'static) {
+    fn on_open(hook: impl FnMut(&Path) -> std::io::Result<()> + 'static) {
         BEFORE_OPEN.with(|h| *h.borrow_mut() = Some(Box::new(hook)));
     }
 
@@ -784,13 +790,33 @@ mod tests {
                 if p == removed {
                     std::fs::remove_file(p).unwrap();
                 }
+                Ok(())
             });
             let got = skip_searching(d.path(), &new, &signed_in(ORG), true, Search { cache: cache.as_ref(), limit: None });
-            on_open(|_| {});
+            on_open(|_| Ok(()));
             let Some(OrganizationSkip::SearchFailed { path, cause, .. }) = &got else { panic!("{got:?}") };
             assert_eq!((path, *cause), (&gone, SearchFailure::Gone));
             let said = got.unwrap().explanation();
             assert!(said.contains("went away") && !said.contains("permission") && !said.contains("drive"), "{said}");
+        }
+    }
+
+    /// A transcript whose read fails with the drive's own time-out (ETIMEDOUT, a network share)
+    /// within the limit is that file's I/O error, named with the system's words, not a search
+    /// past a limit ("within 0 seconds" with no limit at all).
+    #[test]
+    fn a_drive_time_out_within_the_limit_is_the_files_error_not_a_slow_search() {
+        for cache in [None, Some(SearchCache::default())] {
+            for limit in [None, Some(SEARCH_LIMIT)] {
+                let d = folder(&[("a.jsonl", hybrid(ORG))]);
+                let a = d.path().join("a.jsonl");
+                on_open(|_| Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "connection timed out")));
+                let got = skip_searching(d.path(), &v("2.1.337"), &signed_in(ORG), true, Search { cache: cache.as_ref(), limit });
+                on_open(|_| Ok(()));
+                let Some(OrganizationSkip::SearchFailed { path, cause, error }) = &got else { panic!("{got:?}") };
+                assert_eq!((path, *cause), (&a, SearchFailure::Other), "{error}");
+                assert_eq!(error, "connection timed out");
+            }
         }
     }
 
