@@ -758,10 +758,12 @@ mod tests {
         }
     }
 
+    /// Run by the search on this thread before it opens each transcript it listed; an error it
+    /// returns is the open's.
+    type OpenHook = Box<dyn FnMut(&Path) -> std::io::Result<()>>;
+
     thread_local! {
-        /// Run by the search on this thread before it opens each transcript it listed; an error
-        /// it returns is the open's.
-        static BEFORE_OPEN: std::cell::RefCell<Option<Box<dyn FnMut(&Path) -> std::io::Result<()>>>> = std::cell::RefCell::new(None);
+        static BEFORE_OPEN: std::cell::RefCell<Option<OpenHook>> = std::cell::RefCell::new(None);
     }
 
     pub(super) fn before_open(path: &Path) -> std::io::Result<()> {
