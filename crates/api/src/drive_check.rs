@@ -370,6 +370,14 @@ mod tests {
         }
     }
 
+    /// A name here that no operation has (one renamed) would silently skip the transcripts' drive.
+    #[test]
+    fn every_operation_reading_transcripts_exists() {
+        for name in READS_TRANSCRIPTS {
+            assert!(crate::ops::NAMES.contains(name), "{name} is not an operation");
+        }
+    }
+
     /// A Mneme on a home of its own: the check finds each request's memory folder through it.
     fn mneme() -> (mneme_testsupport::TestHome, crate::Mneme) {
         let home = mneme_testsupport::TestHome::new();
