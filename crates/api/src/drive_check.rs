@@ -61,8 +61,8 @@ pub const WAITS_ON_OTHERS: &[&str] = &[
 
 /// Operations that read the transcripts of the project the request names, in Claude Code's
 /// configuration folder (`projects/<project>`): the dream gates' session count and the
-/// organization search.
-pub const READS_TRANSCRIPTS: &[&str] = &["dream_status", "set_dream_mode", "run_dream"];
+/// organization search, and an extraction run by hand, which reads the newest transcript.
+pub const READS_TRANSCRIPTS: &[&str] = &["dream_status", "set_dream_mode", "run_dream", "run_extraction"];
 
 /// The folder a request names, whose drive is asked before the operation runs: `cwd`, as sent
 /// (a relative one is taken from the shell's start folder by the caller). Every request type of

@@ -34,7 +34,9 @@ fn the_dream_status_fails_at_once_naming_the_transcripts_folder_when_its_drive_h
     };
 
     let hung = hung_drive::stop(&drive, &projects, hung_drive::NEVER);
-    for name in ["dream_status", "set_dream_mode"] {
+    // The check runs on the operation's name before the operation, so each name that reads the
+    // transcripts is refused at once; `run_extraction` reads the newest one.
+    for name in ["dream_status", "set_dream_mode", "run_extraction"] {
         let e = status(&m, name, &project).unwrap_err();
         assert_eq!((e.code, e.message.as_str()), (ErrorCode::Unavailable, not_answering(&projects).message.as_str()), "{name}");
     }
