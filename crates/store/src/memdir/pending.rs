@@ -179,7 +179,33 @@ impl Memdir {
         let to_abs = self.topic_abs_any_name(&real_root, to).ok()?;
         let gone = fs::symlink_metadata(from_abs).is_err();
         let moved_here = fs::symlink_metadata(to_abs).is_ok_and(|m| m.file_type().is_file());
-        (gone && moved_here && !self.index_line_targets().contains(to)).then_some(to)
+        (gone && moved_here && (!self.index_line_targets().contains(to) || self.only_copies_name(&note.rel_path, to))).then_some(to)
+    }
+
+    /// Whether every index line naming `to` is a copy of a line naming `from` with its target
+    /// pointed at `to`: what a rename across scopes stopped between its two index writes leaves
+    /// (it adds the line to the new scope's index before taking it out of the old one), not a
+    /// line the memory was given since.
+    fn only_copies_name(&self, from: &str, to: &str) -> bool {
+        let (from_scope, to_scope) = (Scope::of(from), Scope::of(to));
+        if from_scope == to_scope {
+            return false;
+        }
+        let target = super::index::encode_target(&super::path::relative_to_dir(to, to_scope.dir()));
+        let root = self.root.clone();
+        let copies: Vec<String> = self
+            .lines_naming(from)
+            .into_iter()
+            .filter(|(scope, _, _)| *scope == from_scope)
+            .filter_map(|(_, _, text)| {
+                let mut text = text.strip_prefix('\u{FEFF}').map(str::to_string).unwrap_or(text);
+                let e = super::index::parse_entry(&text, from_scope.dir(), &root)?;
+                text.replace_range(e.spans.target.0..e.spans.target.1, &target);
+                Some(text)
+            })
+            .collect();
+        let naming_to = self.lines_naming(to);
+        !naming_to.is_empty() && naming_to.iter().all(|(scope, _, text)| *scope == to_scope && copies.iter().any(|c| c == text.strip_prefix('\u{FEFF}').unwrap_or(text)))
     }
 
     /// The index lines a rename that stopped after its move left naming the old path (see
@@ -523,6 +549,26 @@ Tabs.
         fs::create_dir_all(t.mem().join("team")).unwrap();
         fs::rename(t.mem().join("indent.md"), t.mem().join("team/indent.md")).unwrap();
         assert_eq!(m.health().stale_index_lines.len(), 1);
+        m.repair_stale_index_lines().unwrap();
+        assert_eq!(t.read("MEMORY.md"), "");
+        assert_eq!(t.read("team/MEMORY.md"), "- [Mine](indent.md) — my own hook\n");
+        assert!(m.pending_syncs().is_empty());
+    }
+
+    /// A rename across scopes writes the new index before taking the line out of the old one,
+    /// so a kill between the two leaves the user's line in both: the fix keeps exactly one, the
+    /// one under the new name in the new scope's index, with the title and hook as written.
+    #[test]
+    fn a_rename_across_scopes_stopped_between_its_index_writes_keeps_one_line() {
+        let t = TestDir::new();
+        t.write("MEMORY.md", "- [Mine](indent.md) — my own hook\n");
+        t.write("team/MEMORY.md", "- [Mine](indent.md) — my own hook\n");
+        t.write("team/indent.md", "---\nname: Tabs\ndescription: use tabs\n---\nTabs.\n");
+        let m = t.memdir();
+        m.note_pending_rename(&m.real_root().unwrap(), "indent.md", "team/indent.md").unwrap();
+        let h = m.health();
+        let missing: Vec<_> = [Some(&h.index), h.team_index.as_ref()].into_iter().flatten().flat_map(|i| &i.missing_targets).collect();
+        assert!(h.unindexed.is_empty() && missing.is_empty(), "the stopped rename is one finding: {h:?}");
         m.repair_stale_index_lines().unwrap();
         assert_eq!(t.read("MEMORY.md"), "");
         assert_eq!(t.read("team/MEMORY.md"), "- [Mine](indent.md) — my own hook\n");

@@ -753,53 +753,77 @@ impl Memdir {
             .collect()
     }
 
-    /// For a rename from scope `from` to scope `to`: takes the lines of `from`'s index that
-    /// point at `old_rel` out of it and appends them to `to`'s index with the target written
-    /// relative to that index; lines of `to`'s index that already pointed across at `old_rel`
-    /// are retargeted, and then the moved copies are dropped rather than added as duplicates.
-    /// If `to`'s index cannot be written the removed lines go back where they were. Returns
-    /// how many lines were moved or retargeted.
+    /// For a rename from scope `from` to scope `to`: copies the lines of `from`'s index that
+    /// point at `old_rel` to the end of `to`'s index with the target written relative to that
+    /// index, then takes them out of `from`'s; lines of `to`'s index that already pointed across
+    /// at `old_rel` are retargeted, and then the copies are not added as duplicates.
+    ///
+    /// The new index is written first so the user's words are on disk at every moment: a
+    /// process killed between the two writes leaves the line in both indexes (the old copy
+    /// naming the old path, which the rename note accounts for), and finishing the rename
+    /// (this function again) sees the line already under the new name and only removes the old
+    /// copy. The other order lost a hand-written title and hook to a kill in between. If the
+    /// old index cannot be written the new index's change is undone. Returns how many lines
+    /// were moved or retargeted.
     pub(super) fn move_index_lines(&self, from: Scope, to: Scope, old_rel: &str, new_rel: &str) -> Result<usize, MemdirError> {
         let root = self.root.clone();
-        let (removed, _) = self.edit_index(from, |doc| {
-            let at: Vec<usize> = doc.entries(from, &root).into_iter().filter(|(_, e)| e.rel_path == old_rel).map(|(i, _)| i).collect();
-            let texts = doc.remove(&at);
-            at.into_iter().zip(texts).collect::<Vec<_>>()
-        })?;
+        let moving: Vec<String> = self
+            .read_index(from)?
+            .lines
+            .into_iter()
+            .filter(|l| l.entry.as_ref().is_some_and(|e| e.rel_path == old_rel))
+            // The index's byte order mark stays at the start of its own file, not in the copy.
+            .map(|l| l.text.strip_prefix('\u{FEFF}').map(str::to_string).unwrap_or(l.text))
+            .collect();
         let target = encode_target(&relative_to_dir(new_rel, to.dir()));
-        let added = self.edit_index(to, |doc| {
-            let mut n = 0;
+        let (added, _) = self.edit_index(to, |doc| {
+            let mut retargeted = 0;
             for (i, e) in doc.entries(to, &root) {
                 if e.rel_path == old_rel {
                     doc.lines[i].text.replace_range(e.spans.target.0..e.spans.target.1, &target);
-                    n += 1;
+                    retargeted += 1;
                 }
             }
-            if n == 0 && !doc.entries(to, &root).iter().any(|(_, e)| e.rel_path == new_rel) {
-                for (_, text) in &removed {
+            let mut appended = Vec::new();
+            if retargeted == 0 && !doc.entries(to, &root).iter().any(|(_, e)| e.rel_path == new_rel) {
+                for text in &moving {
                     let mut text = text.clone();
                     if let Some(e) = super::index::parse_entry(&text, from.dir(), &root) {
                         text.replace_range(e.spans.target.0..e.spans.target.1, &target);
                     }
-                    doc.append(text);
-                    n += 1;
+                    doc.append(text.clone());
+                    appended.push(text);
                 }
             }
-            n
+            (retargeted, appended)
+        })?;
+        let removed = self.edit_index(from, |doc| {
+            let at: Vec<usize> = doc.entries(from, &root).into_iter().filter(|(_, e)| e.rel_path == old_rel).map(|(i, _)| i).collect();
+            doc.remove(&at);
         });
-        match added {
-            Ok((n, _)) => Ok(n),
-            Err(e) => {
-                if !removed.is_empty() {
-                    let _ = self.edit_index(from, |doc| {
-                        for (i, text) in &removed {
-                            doc.insert(*i, text.clone());
-                        }
-                    });
+        if let Err(e) = removed {
+            // The old index still has its lines: put the new one back as it was, so the undone
+            // rename leaves no copy pointing at a path the file is no longer at.
+            let (retargeted, appended) = &added;
+            let back = encode_target(&relative_to_dir(old_rel, to.dir()));
+            let _ = self.edit_index(to, |doc| {
+                let mut drop = Vec::new();
+                for (i, e) in doc.entries(to, &root) {
+                    if e.rel_path != new_rel {
+                        continue;
+                    }
+                    if appended.contains(&doc.lines[i].text) {
+                        drop.push(i);
+                    } else if *retargeted > 0 {
+                        doc.lines[i].text.replace_range(e.spans.target.0..e.spans.target.1, &back);
+                    }
                 }
-                Err(e)
-            }
+                doc.remove(&drop);
+            });
+            return Err(e);
         }
+        let (retargeted, appended) = added;
+        Ok(retargeted + appended.len())
     }
 }
 
