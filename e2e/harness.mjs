@@ -107,13 +107,19 @@ export function underKeyring(scriptUrl) {
   });
 }
 
-/** `mneme serve` on a free port with `extra` arguments, started in `cwd` with `env`; resolves once it prints its URL. */
-export function startServer(bin, cwd, env, extra = []) {
+/**
+ * `mneme serve` on a free port with `extra` arguments, started in `cwd` with `env`; resolves once it
+ * prints its URL. `as` ({ uid, gid }) runs it as another account, which must be able to read the
+ * UI build.
+ */
+export function startServer(bin, cwd, env, extra = [], as = null) {
+  const who = as ? ` (as uid ${as.uid})` : '';
+  const hint = as ? ` (the UI build in ${UI_DIST} must be readable by others)` : '';
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['serve', '--port', '0', '--ui-dir', UI_DIST, ...extra], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, ['serve', '--port', '0', '--ui-dir', UI_DIST, ...extra], { cwd, env, ...(as ? { uid: as.uid, gid: as.gid } : {}), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`mneme serve printed no URL within 20 s.\nstdout: ${out}\nstderr: ${err}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`mneme serve${who} printed no URL within 20 s.\nstdout: ${out}\nstderr: ${err}`)), 20_000);
     child.stdout.on('data', (d) => {
       out += d;
       const m = /Mneme is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(out);
@@ -125,7 +131,7 @@ export function startServer(bin, cwd, env, extra = []) {
     child.stderr.on('data', (d) => (err += d));
     child.on('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`mneme serve exited with ${code} before printing its URL.\nstdout: ${out}\nstderr: ${err}`));
+      reject(new Error(`mneme serve${who} exited with ${code} before printing its URL${hint}.\nstdout: ${out}\nstderr: ${err}`));
     });
   });
 }

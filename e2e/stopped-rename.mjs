@@ -21,10 +21,9 @@
 // does not flag the moved memory "unindexed". A few seconds.
 
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { checkAccessible } from './checks.mjs';
-import { SHOTS, failer, write, preflight, startServer, stop, removeUnlessKept, runMain, keepFailure, api as callApi } from './harness.mjs';
+import { SHOTS, failer, write, preflight, shopHome, startServer, stop, removeUnlessKept, runMain, keepFailure, api as callApi } from './harness.mjs';
 
 const fail = failer('stopped-rename');
 const api = (server, method, body) => callApi(server, method, body, fail);
@@ -38,14 +37,7 @@ const topic = (name, description, body) => `---\nname: ${name}\ndescription: ${d
 const indexFor = (rel) => `- [First](z1.md) — one\n- [Alpha, by hand](${rel}) — a hook of my own\n- [Last](z2.md) — two\n`;
 
 function buildFixture() {
-  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mneme-e2e-rename-')));
-  const home = path.join(tmp, 'home');
-  const config = path.join(home, '.claude');
-  const data = path.join(tmp, 'data');
-  const repo = path.join(home, 'src', 'shop');
-  const env = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', TZ: 'UTC', HOME: home, CLAUDE_CONFIG_DIR: config, MNEME_DATA_DIR: data };
-  fs.mkdirSync(path.join(repo, '.git'), { recursive: true });
-  write(path.join(repo, 'CLAUDE.md'), '# Shop\n\nThe storefront service.\n');
+  const { tmp, home, config, repo, env } = shopHome('mneme-e2e-rename-');
   // Claude Code's folder for the project: every character but a letter or digit becomes "-".
   const mem = path.join(config, 'projects', repo.replace(/[^a-zA-Z0-9]/g, '-'), 'memory');
   write(path.join(mem, 'z1.md'), topic('Zed one', 'one', 'z1'));

@@ -25,11 +25,10 @@
 // says so and is skipped. No Claude Code is on PATH, so the screen renders as the newest release
 // Mneme checks. A few seconds.
 
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkAccessible } from './checks.mjs';
-import { SHOTS, UI_DIST, failer, write, preflight, shopHome, inBrowser, stop, removeUnlessKept, runMain, keepFailure, api as callApi } from './harness.mjs';
+import { SHOTS, failer, write, preflight, shopHome, inBrowser, startServer, stop, removeUnlessKept, runMain, keepFailure, api as callApi } from './harness.mjs';
 
 const fail = failer('unverified-managed');
 const api = (server, method, body) => callApi(server, method, body, fail);
@@ -43,32 +42,6 @@ const SESSION_NOTE = 'a session already running keeps what it decided then, and 
 const SOME_NOTE = 'Claude Code treats those not marked “unverified” as your organization’s policy.';
 /** The `nobody` account (uid and gid). */
 const NOBODY = 65534;
-
-/**
- * `mneme serve` as `nobody` (harness.mjs's startServer runs it as this process's user): the same
- * arguments and the same wait for its URL.
- */
-function startServerAsNobody(bin, cwd, env, extra) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['serve', '--port', '0', '--ui-dir', UI_DIST, ...extra], { cwd, env, uid: NOBODY, gid: NOBODY, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`mneme serve (as nobody) printed no URL within 20 s.\nstdout: ${out}\nstderr: ${err}`)), 20_000);
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /Mneme is running at (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1], stderr: () => err });
-      }
-    });
-    child.stderr.on('data', (d) => (err += d));
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`mneme serve (as nobody) exited with ${code} before printing its URL (the UI build in ${UI_DIST} must be readable by others).\nstdout: ${out}\nstderr: ${err}`));
-    });
-  });
-}
 
 /**
  * The mixed fixture, as root: under /run (root's, 0755), a managed folder root owns with its
@@ -176,7 +149,7 @@ async function main() {
       const mixed = buildMixedFixture(bin);
       let server;
       try {
-        server = await startServerAsNobody(mixed.bin, mixed.home, mixed.env, ['--managed-dir', mixed.managed]);
+        server = await startServer(mixed.bin, mixed.home, mixed.env, ['--managed-dir', mixed.managed], { uid: NOBODY, gid: NOBODY });
         await api(server, 'openProject', { cwd: mixed.repo });
         const view = await api(server, 'context', { cwd: mixed.repo });
         const managedFiles = view.files.filter((f) => f.layer === 'Managed');
