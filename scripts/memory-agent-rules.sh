@@ -160,9 +160,9 @@ for bin in "$@"; do
   shell() { [ $rules = yes ] && echo "$2" || echo "$1"; }
   # Rows 100 and 101: the project's settings and a local file git tracks are the repository's
   # own: their `additionalDirectories` widen nothing, and a memory folder they chose is not
-  # exempt (2.1.257 refuses the Read); by 2.1.275 extraction does not start at all there
-  # ("none"; 2.1.258-2.1.274 were not run), which Mneme's extraction does not reproduce yet:
-  # its agents answer as 2.1.257 does.
+  # exempt (2.1.257-2.1.272 refuse the Read); from 2.1.273 auto memory is off for such a session
+  # and extraction does not start at all ("none"), which Mneme's extraction does not reproduce
+  # yet: its agents answer as 2.1.272 does.
   # name | permissions | calls | expected kinds (by the two switches) or "none"
   cases=(
     "read_deny|{\"deny\": [\"Read(/@HOME@/secret/**)\"]}|[[\"Read\", {\"file_path\": \"@HOME@/secret/key.txt\"}], [\"Bash\", {\"command\": \"cat @HOME@/secret/key.txt\"}], $WRITE_TABS]|input $([ $rules = yes ] && echo refused || echo ok) ok"
@@ -182,9 +182,9 @@ for bin in "$@"; do
     "add_dirs_flag_file|$BLOCK|$READ_BESIDE|$(from_block "ok refused $(shell "ok ok" "ok refused")")|{\"flag\": {\"permissions\": {\"additionalDirectories\": [\"@HOME@/secret\"]}}}"
     "add_dir_flag|$BLOCK|$READ_BESIDE|$(from_block "ok refused $(shell "ok ok" "ok refused")")|{\"args\": [\"--add-dir\", \"@HOME@/secret\"]}"
     "net_add_dir|{\"additionalDirectories\": [\"/net/host\"]}|[[\"Read\", {\"file_path\": \"/net/host/notes.md\"}]]|$(when 2.1.191)|{\"args\": [\"--add-dir\", \"/net/host\"]}"
-    "memdir_project|$BLOCK|$MEM_READS|$(from_block "$(at_least "$version" 2.1.275 && echo none || echo ok refused ok)")|{\"project\": {$MEM_CHOSEN}, \"mem\": \"@HOME@/mem\"}"
+    "memdir_project|$BLOCK|$MEM_READS|$(from_block "$(at_least "$version" 2.1.273 && echo none || echo ok refused ok)")|{\"project\": {$MEM_CHOSEN}, \"mem\": \"@HOME@/mem\"}"
     "memdir_local|$BLOCK|$MEM_READS|$(from_block "ok ok ok")|{\"local\": {$MEM_CHOSEN}, \"mem\": \"@HOME@/mem\"}"
-    "memdir_local_tracked|$BLOCK|$MEM_READS|$(from_block "$(at_least "$version" 2.1.275 && echo none || echo ok refused ok)")|{\"local\": {$MEM_CHOSEN}, \"mem\": \"@HOME@/mem\", \"track\": [\".claude/settings.local.json\"]}"
+    "memdir_local_tracked|$BLOCK|$MEM_READS|$(from_block "$(at_least "$version" 2.1.273 && echo none || echo ok refused ok)")|{\"local\": {$MEM_CHOSEN}, \"mem\": \"@HOME@/mem\", \"track\": [\".claude/settings.local.json\"]}"
     "shell_hard_block|$BLOCK|$SHELL_HARD|$(from_block "ok refused refused $(shell ok refused) refused refused")"
   )
   for c in "${cases[@]}"; do
