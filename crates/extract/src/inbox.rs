@@ -415,8 +415,12 @@ impl Inbox {
     }
 
     fn path_of(&self, id: &str) -> Result<PathBuf, InboxError> {
-        // Ids are ours (digits, a dash, hex); anything else cannot name an item.
-        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        /// Far above any id Mneme makes, far below a file name's 255 bytes with `.json`.
+        const MAX_ID_LEN: usize = 128;
+        // Ids are ours (digits, a dash, hex: a few dozen characters); anything else cannot name
+        // an item. The length bound answers "not found" for a name the file system would refuse
+        // as too long, instead of an I/O error.
+        if id.is_empty() || id.len() > MAX_ID_LEN || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
             return Err(InboxError::NotFound(id.to_string()));
         }
         Ok(data::inbox_dir(&self.data_dir).join(format!("{id}.json")))
@@ -1041,5 +1045,18 @@ mod tests {
         assert_eq!(inbox.keep(&item.id).unwrap_err().code(), "not-pending");
         assert_eq!(inbox.discard("1-ab").unwrap_err().code(), "not-found");
         assert_eq!(LOCKS_TAKEN.with(Cell::get), 2);
+    }
+
+    /// An id longer than any file name is not found, as any other id that names nothing: the
+    /// file system's "File name too long" used to come back as an I/O error (a 500 in the browser).
+    #[test]
+    fn an_overlong_id_is_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let inbox = Inbox::new(dir.path().join("data"), Arc::new(mneme_core::FixedClock::at_unix_secs(1_800_000_000)));
+        std::fs::create_dir_all(data::inbox_dir(&dir.path().join("data"))).unwrap();
+        let long = format!("1-{}", "a".repeat(70_000));
+        assert_eq!(inbox.get(&long).unwrap_err().code(), "not-found");
+        assert_eq!(inbox.discard(&long).unwrap_err().code(), "not-found");
+        assert_eq!(inbox.keep(&long).unwrap_err().code(), "not-found");
     }
 }
