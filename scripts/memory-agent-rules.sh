@@ -162,7 +162,9 @@ for bin in "$@"; do
   # own: their `additionalDirectories` widen nothing, and a memory folder they chose is not
   # exempt (2.1.257-2.1.272 refuse the Read); from 2.1.273 auto memory is off for such a session
   # and extraction does not start at all ("none"), which Mneme's extraction does not reproduce
-  # yet: its agents answer as 2.1.272 does.
+  # yet: its agents answer as 2.1.272 does. The block set in the project's own settings instead of
+  # the user's changes nothing (`memdir_project_block_project`); without the block the
+  # repository's choice keeps memory on (`memdir_project_noblock`, row 28).
   # name | permissions | calls | expected kinds (by the two switches) or "none"
   cases=(
     "read_deny|{\"deny\": [\"Read(/@HOME@/secret/**)\"]}|[[\"Read\", {\"file_path\": \"@HOME@/secret/key.txt\"}], [\"Bash\", {\"command\": \"cat @HOME@/secret/key.txt\"}], $WRITE_TABS]|input $([ $rules = yes ] && echo refused || echo ok) ok"
@@ -185,6 +187,8 @@ for bin in "$@"; do
     "memdir_project|$BLOCK|$MEM_READS|$(from_block "$(at_least "$version" 2.1.273 && echo none || echo ok refused ok)")|{\"project\": {$MEM_CHOSEN}, \"mem\": \"@HOME@/mem\"}"
     "memdir_local|$BLOCK|$MEM_READS|$(from_block "ok ok ok")|{\"local\": {$MEM_CHOSEN}, \"mem\": \"@HOME@/mem\"}"
     "memdir_local_tracked|$BLOCK|$MEM_READS|$(from_block "$(at_least "$version" 2.1.273 && echo none || echo ok refused ok)")|{\"local\": {$MEM_CHOSEN}, \"mem\": \"@HOME@/mem\", \"track\": [\".claude/settings.local.json\"]}"
+    "memdir_project_noblock|{}|$MEM_READS|$(from_block "ok ok ok")|{\"project\": {$MEM_CHOSEN}, \"mem\": \"@HOME@/mem\"}"
+    "memdir_project_block_project|{}|$MEM_READS|$(from_block "$(at_least "$version" 2.1.273 && echo none || echo ok refused ok)")|{\"project\": {$MEM_CHOSEN, \"permissions\": $BLOCK}, \"mem\": \"@HOME@/mem\"}"
     "shell_hard_block|$BLOCK|$SHELL_HARD|$(from_block "ok refused refused $(shell ok refused) refused refused")"
   )
   for c in "${cases[@]}"; do
